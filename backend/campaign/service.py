@@ -1,17 +1,19 @@
+import re
 import uuid
 from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from backend.agent.policy import reported_policy
 from backend.audit import service as audit
 from backend.auth.principal import UserPrincipal
 from backend.campaign import matrix, repository
-from backend.campaign.schemas import CampaignCell, CampaignCreate, CampaignPlan, CampaignRead
+from backend.campaign.schemas import CampaignCell, CampaignCreate, CampaignPlan, CampaignRead, CampaignTarget
 from backend.comment import service as comment_service
 from backend.errors import Invalid, NotFound
 from backend.kit.ownership import require_deleter
-from backend.models import FINAL_STATUSES, Campaign
+from backend.models import FINAL_STATUSES, Agent, Campaign, Role
 from backend.run import deletion as run_deletion
 from backend.run import service as run_service
 from backend.run.schemas import RunCreate, fit_name
@@ -55,20 +57,198 @@ def plan(session: Session, *, principal: UserPrincipal, body: CampaignCreate) ->
     names, cs = cells(session, principal, body)
     each = [matrix.seconds(c.spec) for c in cs]
     known = [s for s in each if s is not None]
-    runs = len(cs) * len(body.targets) * body.repeats
+    left_out: list[dict[str, str]] = []
+    targets = body.targets
+    if body.target_set is not None:  # what it would take now; each slot chooses again
+        targets, left_out = resolve_target_set(session, principal=principal, body=body, role=Role.viewer)
+        targets, left_out = available(session, targets, left_out, busy_too=False)
+        targets, left_out = fitting(body, targets, left_out)
+    runs = len(cs) * len(targets) * body.repeats
     return CampaignPlan(
         cells=[
             CampaignCell(workload=names[c.workload_index], params=c.params, label=c.label, seconds=s)
             for c, s in zip(cs, each, strict=True)
         ],
         runs=runs,
-        targets=len(body.targets),
+        targets=len(targets),
         repeats=body.repeats,
-        measure_s=sum(known) * len(body.targets) * body.repeats if len(known) == len(each) else None,
+        per_slot=body.target_set is not None,
+        left_out=left_out,
+        measure_s=sum(known) * len(targets) * body.repeats if len(known) == len(each) else None,
     )
 
 
+# ---- target sets: targets chosen when the campaign is queued -----------------------------------
+
+
+def _left(agent: Agent | uuid.UUID, path: str, reason: str) -> dict[str, str]:
+    return {
+        "agent_id": str(agent.id if isinstance(agent, Agent) else agent),
+        "target_path": path,
+        "reason": reason,
+    }
+
+
+def check_target_set(session: Session, *, principal: UserPrincipal, body: CampaignCreate) -> uuid.UUID:
+    """A target set's own checks (a schedule's, at creation: its targets are chosen per slot): the
+    caller is a member of its team, its agents are the team's, its workloads and sweep expand.
+    Returns the team."""
+    ts = body.target_set
+    assert ts is not None
+    if ts.team_id not in principal.team_ids:
+        raise Invalid("target_set.team_id", "not one of your teams")
+    principal.require(ts.team_id, Role.member)
+    agents = {a.id: a for a in repository.team_agents(session, ts.team_id)}
+    for i, agent_id in enumerate(ts.agent_ids):
+        if agent_id not in agents:
+            raise Invalid(f"target_set.agent_ids.{i}", "no such agent in the team")
+    if ts.environment_id is not None and not repository.environment_in_team(
+        session, ts.environment_id, ts.team_id
+    ):
+        raise Invalid("target_set.environment_id", "no such environment in the team")
+    cells(session, principal, body)  # a missing workload or a sweep that cannot mean what it says: 422
+    return ts.team_id
+
+
+def resolve_target_set(
+    session: Session, *, principal: UserPrincipal, body: CampaignCreate, role: Role = Role.member
+) -> tuple[list[CampaignTarget], list[dict[str, str]]]:
+    """The targets a target set names now: each listed target of the kinds asked, on the team's
+    agents (those asked) that run server work, in agent name and host order; and what was not
+    taken, with the reason (an agent gone, revoked, reporting no policy or listing none of these
+    kinds). `role`: what the caller needs in the team (a plan is read by anyone in it)."""
+    ts = body.target_set
+    assert ts is not None
+    if ts.team_id not in principal.team_ids:
+        raise Invalid("target_set.team_id", "not one of your teams")
+    principal.require(ts.team_id, role)
+    agents = repository.team_agents(session, ts.team_id)
+    present = {a.id for a in agents}
+    wanted = set(ts.agent_ids)
+    targets: list[CampaignTarget] = []
+    left_out = [_left(i, "", "the agent no longer exists") for i in ts.agent_ids if i not in present]
+    for a in agents:
+        if (wanted and a.id not in wanted) or a.kind != "agent":
+            continue  # an external host (results uploaded from CI) runs nothing from the server
+        if a.revoked_at is not None:
+            left_out.append(_left(a, "", "the agent is revoked"))
+            continue
+        policy = reported_policy(a.inventory)
+        listed = [t for t in (policy.targets if policy else []) if t.kind in ts.kinds]
+        if not listed:
+            left_out.append(_left(a, "", f"the host lists no {' or '.join(ts.kinds)} target"))
+        targets += [
+            CampaignTarget(agent_id=a.id, target_path=t.path, environment_id=ts.environment_id)
+            for t in listed
+        ]
+    return targets, left_out
+
+
+def available(
+    session: Session,
+    targets: list[CampaignTarget],
+    left_out: list[dict[str, str]],
+    *,
+    busy_too: bool,
+) -> tuple[list[CampaignTarget], list[dict[str, str]]]:
+    """The targets whose agents can take a run now: existing, not revoked, online and (`busy_too`,
+    a schedule's slot) not holding a run; the others left out with the reason."""
+    agents = repository.agents(session, list({t.agent_id for t in targets}))
+    busy = repository.busy_agents(session, list(agents)) if busy_too else set()
+    kept: list[CampaignTarget] = []
+    out = list(left_out)
+    for t in targets:
+        a = agents.get(t.agent_id)
+        reason = (
+            "the agent no longer exists"
+            if a is None or a.deleted_at is not None
+            else "the agent is revoked"
+            if a.revoked_at is not None
+            else "the agent is offline"
+            if not a.online
+            else "the agent is busy with another run"
+            if t.agent_id in busy
+            else None
+        )
+        if reason is None:
+            kept.append(t)
+        else:
+            out.append(_left(t.agent_id, t.target_path, reason))
+    return kept, out
+
+
+def fitting(
+    body: CampaignCreate, targets: list[CampaignTarget], left_out: list[dict[str, str]]
+) -> tuple[list[CampaignTarget], list[dict[str, str]]]:
+    """A target set's targets up to the campaign's run limit; the rest left out, saying so."""
+    cap = body.max_targets()
+    over = [
+        _left(t.agent_id, t.target_path, f"over the campaign's limit ({cap} targets of this workload plan)")
+        for t in targets[cap:]
+    ]
+    return targets[:cap], left_out + over
+
+
+_TARGET_FIELD = re.compile(r"targets\.(\d+)(\.|$)")
+
+
+class NothingLeft(Invalid):
+    """422 naming `target_set`: every target chosen was left out (`left_out` says why each)."""
+
+    def __init__(self, left_out: list[dict[str, str]]) -> None:
+        reasons = "; ".join(sorted({d["reason"] for d in left_out})) or "no agent of the team lists one"
+        super().__init__("target_set", f"no target is left to queue on: {reasons}"[:500])
+        self.left_out = left_out
+
+
+def create_on(
+    session: Session,
+    *,
+    principal: UserPrincipal,
+    body: CampaignCreate,
+    targets: list[CampaignTarget],
+    left_out: list[dict[str, str]],
+) -> Campaign:
+    """Queue a target set's campaign on the targets chosen for it: a target the host refuses for
+    this workload (its policy, a kind the agent does not run, a file workload on a device) is left
+    out with the host's reason and the rest is queued; nothing left: NothingLeft (a 422 naming
+    `target_set`)."""
+    targets, left_out = list(targets), list(left_out)
+    while targets:
+        sp = session.begin_nested()
+        try:
+            campaign = _create(
+                session, principal=principal, body=body.model_copy(update={"targets": targets})
+            )
+        except Invalid as exc:
+            sp.rollback()
+            first = exc.detail[0] if isinstance(exc.detail, list) and exc.detail else {}
+            m = _TARGET_FIELD.match(str(first.get("field", "")))
+            if m is None or int(m.group(1)) >= len(targets):
+                raise  # the campaign's own fields (workload, scale, sweep): as POST /campaigns answers
+            t = targets.pop(int(m.group(1)))
+            left_out.append(_left(t.agent_id, t.target_path, str(first.get("message", exc.message))[:300]))
+            continue
+        sp.commit()
+        campaign.spec = {**campaign.spec, "targets_left_out": left_out}
+        session.flush()
+        return campaign
+    raise NothingLeft(left_out)
+
+
 def create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) -> Campaign:
+    """Queue the campaign: on its targets, or on the targets its target set names now (agents
+    online now; a busy agent's runs wait their turn)."""
+    if body.target_set is None:
+        return _create(session, principal=principal, body=body)
+    check_target_set(session, principal=principal, body=body)
+    targets, left_out = resolve_target_set(session, principal=principal, body=body)
+    targets, left_out = available(session, targets, left_out, busy_too=False)
+    targets, left_out = fitting(body, targets, left_out)
+    return create_on(session, principal=principal, body=body, targets=targets, left_out=left_out)
+
+
+def _create(session: Session, *, principal: UserPrincipal, body: CampaignCreate) -> Campaign:
     campaign: Campaign | None = None
     order: list[str] = []
     names, cs = cells(session, principal, body) if is_matrix(body) else ([], [])
@@ -189,6 +369,7 @@ def to_read(session: Session, campaigns: list[Campaign]) -> list[CampaignRead]:
                 counts=counts,
                 done=all(r.status in FINAL_STATUSES for r in rs),
                 compare_url=f"/compare?runs={','.join(done_ids)}&group_by={_group_by(c.spec)}",
+                targets_left_out=list(c.spec.get("targets_left_out", [])),
             )
         )
     return out

@@ -9,7 +9,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from backend.kit.repository import page_of
-from backend.models import ACTIVE_STATUSES, Agent, Run, Schedule, ScheduleSlot
+from backend.models import Schedule, ScheduleSlot
 
 
 def get(session: Session, schedule_id: uuid.UUID) -> Schedule | None:
@@ -78,19 +78,4 @@ def slots(
         order_by=(ScheduleSlot.slot_at.desc(),),
         limit=limit,
         offset=offset,
-    )
-
-
-def agents(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, Agent]:
-    return {a.id: a for a in session.scalars(select(Agent).where(Agent.id.in_(agent_ids)))}
-
-
-def busy_agents(session: Session, agent_ids: list[uuid.UUID]) -> set[uuid.UUID]:
-    """Agents holding a run now (assigned or running)."""
-    return set(
-        session.scalars(
-            select(Run.agent_id)
-            .where(Run.agent_id.in_(agent_ids), Run.status.in_(ACTIVE_STATUSES))
-            .distinct()
-        )
     )

@@ -92,7 +92,10 @@ class ScheduleRead(OutputSchema):
     enabled: bool
     next_slot_at: datetime = Field(description="when it is next due (UTC)")
     upcoming: list[datetime] = Field(description="the next few due instants (UTC), for a preview")
-    runs_per_slot: int = Field(description="runs each slot queues when every target is free")
+    runs_per_slot: int | None = Field(
+        description="runs each slot queues when every target is free; null: the campaign's "
+        "`target_set` chooses its targets at each slot"
+    )
     campaign: CampaignCreate
     created_by: uuid.UUID | None
     created_at: datetime

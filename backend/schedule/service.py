@@ -22,7 +22,7 @@ from backend.audit import service as audit
 from backend.auth import repository as auth_repository
 from backend.auth.principal import UserPrincipal
 from backend.campaign import service as campaign_service
-from backend.campaign.schemas import CampaignCreate, CampaignTarget
+from backend.campaign.schemas import CampaignCreate
 from backend.errors import AppError, Invalid, NotFound
 from backend.kit.ownership import require_deleter
 from backend.kit.time import utcnow
@@ -59,10 +59,15 @@ def _next(s: Schedule, after: datetime) -> datetime:
 
 def _team_of_campaign(session: Session, principal: UserPrincipal, body: CampaignCreate) -> uuid.UUID:
     """Queue the campaign in a savepoint and roll it back: the same checks a slot will meet (agent
-    access, host policy, workload), as 422s naming `campaign.*`, and the team it belongs to."""
+    access, host policy, workload), as 422s naming `campaign.*`, and the team it belongs to. A
+    target set's targets are chosen at each slot: only its own checks answer now (its team, its
+    agents, its workloads); each host's policy answers at the slot, leaving out what it refuses."""
     sp = session.begin_nested()
     try:
-        team_id = campaign_service.create(session, principal=principal, body=body).team_id
+        if body.target_set is not None:
+            team_id = campaign_service.check_target_set(session, principal=principal, body=body)
+        else:
+            team_id = campaign_service.create(session, principal=principal, body=body).team_id
     except Invalid as exc:
         sp.rollback()
         raise exc.under("campaign") from exc
@@ -185,7 +190,7 @@ def to_read(session: Session, schedules: list[Schedule]) -> list[ScheduleRead]:
                 enabled=s.enabled,
                 next_slot_at=s.next_slot_at,
                 upcoming=upcoming,
-                runs_per_slot=len(body.targets) * body.repeats,
+                runs_per_slot=None if body.target_set else body.cells() * len(body.targets) * body.repeats,
                 campaign=body,
                 created_by=s.created_by,
                 created_at=s.created_at,
@@ -243,35 +248,39 @@ def _run_slot(session: Session, s: Schedule, slot_at: datetime) -> ScheduleSlot 
     principal = _owner(session, s)
     if principal is None:
         return _skip(session, s, slot_at, "the member who created this schedule is no longer in its team", [])
-    agents = repository.agents(session, list({t.agent_id for t in body.targets}))
-    busy = repository.busy_agents(session, list(agents))
-    kept: list[CampaignTarget] = []
     left_out: list[dict[str, str]] = []
-    for t in body.targets:
-        a = agents.get(t.agent_id)
-        reason = (
-            "the agent no longer exists"
-            if a is None
-            else "the agent is revoked"
-            if a.revoked_at is not None
-            else "the agent is offline"
-            if not a.online
-            else "the agent is busy with another run"
-            if t.agent_id in busy
-            else None
-        )
-        if reason is None:
-            kept.append(t)
-        else:
-            left_out.append({"agent_id": str(t.agent_id), "target_path": t.target_path, "reason": reason})
+    targets = body.targets
+    if body.target_set is not None:  # chosen now, from what the hosts list now
+        try:
+            targets, left_out = campaign_service.resolve_target_set(session, principal=principal, body=body)
+        except AppError as exc:
+            return _skip(session, s, slot_at, f"could not choose targets: {exc.message}"[:500], [])
+    kept, left_out = campaign_service.available(session, targets, left_out, busy_too=True)
+    if body.target_set is not None:
+        kept, left_out = campaign_service.fitting(body, kept, left_out)
     if not kept:
-        reasons = sorted({d["reason"] for d in left_out})
+        reasons = sorted({d["reason"] for d in left_out}) or ["no agent of the team lists a target"]
         return _skip(session, s, slot_at, "no target was free: " + "; ".join(reasons), left_out)
     name = f"{s.name} · {slot_at.astimezone(ZoneInfo(s.timezone)):%Y-%m-%d %H:%M %Z}"[:200]
-    run_body = body.model_copy(update={"targets": kept, "name": name})
+    considered = len(body.targets) if body.target_set is None else len(kept) + len(left_out)
     sp = session.begin_nested()
     try:
-        campaign = campaign_service.create(session, principal=principal, body=run_body)
+        if body.target_set is not None:  # a target its host refuses is left out, the rest queued
+            campaign = campaign_service.create_on(
+                session,
+                principal=principal,
+                body=body.model_copy(update={"name": name}),
+                targets=kept,
+                left_out=left_out,
+            )
+            left_out = list(campaign.spec.get("targets_left_out", []))
+        else:
+            run_body = body.model_copy(update={"targets": kept, "name": name})
+            campaign = campaign_service.create(session, principal=principal, body=run_body)
+    except campaign_service.NothingLeft as exc:  # every host refused this workload: why, each
+        sp.rollback()
+        reasons = sorted({d["reason"] for d in exc.left_out})
+        return _skip(session, s, slot_at, "no target was free: " + "; ".join(reasons), exc.left_out)
     except AppError as exc:  # the host policy changed, the workload was deleted, ...: say so
         sp.rollback()
         return _skip(session, s, slot_at, f"could not queue: {exc.message}"[:500], left_out)
@@ -283,7 +292,7 @@ def _run_slot(session: Session, s: Schedule, slot_at: datetime) -> ScheduleSlot 
         status="queued",
         campaign_id=campaign.id,
         skipped_targets=left_out,
-        reason=None if not left_out else f"{len(left_out)} of {len(body.targets)} targets left out",
+        reason=None if not left_out else f"{len(left_out)} of {considered} targets left out",
     )
     if row is None:  # another tick took this slot after all: undo ours
         raise RuntimeError(f"slot {slot_at.isoformat()} of schedule {s.id} was claimed twice")

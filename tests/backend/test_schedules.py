@@ -248,3 +248,154 @@ def test_two_ticks_at_once_queue_one_slot_once(engine: Engine) -> None:
         with Session(engine) as cleanup:
             cleanup.execute(delete(Team).where(Team.id == team_id))
             cleanup.commit()
+
+
+def _set_body(team_id: uuid.UUID, **target_set: Any) -> dict[str, Any]:
+    return {
+        "name": "nightly everywhere",
+        "every_hours": 24,
+        "campaign": {
+            "name": "nightly everywhere",
+            "workload": {"jobs": [JOB]},
+            "target_set": {"team_id": str(team_id), **target_set},
+        },
+    }
+
+
+def _inventory(*targets: dict[str, Any]) -> dict[str, Any]:
+    from tests.factories import INVENTORY
+
+    return {**INVENTORY, "policy": {**INVENTORY["policy"], "targets": list(targets)}}
+
+
+def test_a_target_set_chooses_every_agents_targets_at_each_slot(client: TestClient, session: Session) -> None:
+    """ "Nightly on every agent's targets": the targets are those the hosts list when the slot comes
+    (an agent enrolled after the schedule is in its next slot), of the kinds asked; offline and
+    busy agents are left out with the reason, as for a list of targets."""
+    u = create_user(session, role=Role.member)
+    one = create_agent(
+        session,
+        team=u.team,
+        name="a-one",
+        inventory=_inventory(
+            {"path": "/srv/bench", "kind": "directory", "writable": True},
+            {"path": "/dev/disk/by-id/nvme-X", "kind": "device", "writable": False},
+        ),
+    )
+    off = create_agent(session, team=u.team, name="b-off", online=False)
+    r = client.post("/api/v1/schedules", json=_set_body(u.team.id), headers=u.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["runs_per_slot"] is None  # chosen per slot
+    sid = uuid.UUID(r.json()["id"])
+    s = session.get(Schedule, sid)
+    assert s is not None
+    assert session.scalar(select(func.count()).select_from(Run).where(Run.team_id == u.team.id)) == 0
+
+    slot = schedule_service.tick(session, now=s.next_slot_at)[0]
+    runs = session.scalars(select(Run).where(Run.campaign_id == slot.campaign_id)).all()
+    # directories only (the default kind): the device stays out; the offline agent's targets too
+    assert [(r.agent_id, r.target_path) for r in runs] == [(one.agent.id, "/srv/bench")]
+    assert slot.skipped_targets == [
+        {"agent_id": str(off.agent.id), "target_path": p, "reason": "the agent is offline"}
+        for p in ("/srv/bench", "/srv/a", "/srv/b", "/dev/shm/x", "/dev/shm/b")
+    ]
+    assert slot.reason == "5 of 6 targets left out"
+
+    # the next slot sees what the hosts list then: a new agent, the old one back online, and
+    # the first one busy with the run the last slot queued
+    off.agent.online = True
+    new = create_agent(
+        session,
+        team=u.team,
+        name="c-new",
+        inventory=_inventory({"path": "/srv/new", "kind": "directory", "writable": True}),
+    )
+    runs[0].status = RunStatus.running
+    session.flush()
+    slot = schedule_service.tick(session, now=s.next_slot_at)[0]
+    runs = session.scalars(select(Run).where(Run.campaign_id == slot.campaign_id)).all()
+    assert sorted((r.agent_id == new.agent.id, r.target_path) for r in runs) == sorted(
+        [(False, p) for p in ("/srv/bench", "/srv/a", "/srv/b", "/dev/shm/x", "/dev/shm/b")]
+        + [(True, "/srv/new")]
+    )
+    assert slot.skipped_targets == [
+        {
+            "agent_id": str(one.agent.id),
+            "target_path": "/srv/bench",
+            "reason": "the agent is busy with another run",
+        }
+    ]
+
+    # narrowed to one agent and to devices: its read-only device is read (a read workload)
+    body = _set_body(u.team.id, agent_ids=[str(one.agent.id)], kinds=["device"])
+    sid2 = uuid.UUID(client.post("/api/v1/schedules", json=body, headers=u.headers).json()["id"])
+    runs[0].status = RunStatus.succeeded
+    for r in session.scalars(select(Run).where(Run.agent_id == one.agent.id)):
+        r.status = RunStatus.succeeded
+    session.flush()
+    s2 = session.get(Schedule, sid2)
+    assert s2 is not None
+    slot = schedule_service.tick(session, now=s2.next_slot_at)[-1]
+    runs = session.scalars(select(Run).where(Run.campaign_id == slot.campaign_id)).all()
+    assert [(r.agent_id, r.target_path) for r in runs] == [(one.agent.id, "/dev/disk/by-id/nvme-X")]
+
+
+def test_a_target_set_leaves_out_what_the_host_refuses_and_its_422s(
+    client: TestClient, session: Session
+) -> None:
+    """The host decides: a target its policy refuses for this workload (a read-only file, a write
+    job) is left out with the host's reason, the rest queued; a set never writes raw devices."""
+    u = create_user(session, role=Role.member)
+    a = create_agent(
+        session,
+        team=u.team,
+        inventory=_inventory(
+            {"path": "/srv/bench", "kind": "directory", "writable": True},
+            {"path": "/srv/data.bin", "kind": "file", "writable": False},
+        ),
+    )
+    write = {**JOB, "rw": "write"}
+    body: dict[str, Any] = {
+        "name": "everywhere",
+        "workload": {"jobs": [write]},
+        "target_set": {"team_id": str(u.team.id), "kinds": ["directory", "file"]},
+    }
+    plan = client.post("/api/v1/campaigns/plan", json=body, headers=u.headers).json()
+    assert plan["per_slot"] is True and plan["targets"] == 2 and plan["runs"] == 2, plan
+    r = client.post("/api/v1/campaigns", json=body, headers=u.headers)
+    assert r.status_code == 201, r.text
+    c = r.json()
+    assert len(c["run_ids"]) == 1
+    (left,) = c["targets_left_out"]
+    assert left["agent_id"] == str(a.agent.id) and left["target_path"] == "/srv/data.bin"
+    assert "host policy" in left["reason"], left
+    # nothing the host allows: a 422 naming target_set, nothing queued
+    body["target_set"]["kinds"] = ["file"]
+    before = session.scalar(select(func.count()).select_from(Run).where(Run.team_id == u.team.id))
+    r = client.post("/api/v1/campaigns", json=body, headers=u.headers)
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "target_set", r.text
+    assert session.scalar(select(func.count()).select_from(Run).where(Run.team_id == u.team.id)) == before
+
+    stranger = create_user(session, role=Role.member)
+    theirs = create_agent(session, team=stranger.team)
+    viewer = create_user(session, role=Role.viewer, team=u.team)
+    ok = _set_body(u.team.id)
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"targets": [{"agent_id": str(a.agent.id), "target_path": "/srv/bench"}]}, "campaign"),  # both
+        ({"destructive": True}, "campaign"),
+        ({"target_set": {"team_id": str(stranger.team.id)}}, "campaign.target_set.team_id"),
+        (
+            {"target_set": {"team_id": str(u.team.id), "agent_ids": [str(theirs.agent.id)]}},
+            "campaign.target_set.agent_ids.0",
+        ),
+        ({"target_set": {"team_id": str(u.team.id), "kinds": ["tape"]}}, "campaign.target_set.kinds"),
+    ]
+    for change, field in cases:
+        bad = {**ok, "campaign": {**ok["campaign"], **change}}
+        r = client.post("/api/v1/schedules", json=bad, headers=u.headers)
+        assert r.status_code == 422, (change, r.text)
+        assert any(d["field"].startswith(field) for d in r.json()["detail"]), (change, r.json())
+    assert client.post("/api/v1/schedules", json=ok, headers=viewer.headers).status_code == 403
+    # a viewer sees what a set would take (the plan), queues nothing
+    r = client.post("/api/v1/campaigns/plan", json=ok["campaign"], headers=viewer.headers)
+    assert r.status_code == 200 and r.json()["per_slot"] is True, r.text

@@ -2834,7 +2834,13 @@ export interface components {
             scale?: number | null;
             /** @description a parameter sweep over every block workload */
             sweep?: components["schemas"]["CampaignSweep"] | null;
-            /** Targets */
+            /** @description instead of `targets`: targets chosen each time it is queued (each slot) */
+            target_set?: components["schemas"]["CampaignTargetSet"] | null;
+            /**
+             * Targets
+             * @description the targets, or none with `target_set`
+             * @default []
+             */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Input"] | null;
             /** Workload Id */
@@ -2875,7 +2881,13 @@ export interface components {
             scale?: number | null;
             /** @description a parameter sweep over every block workload */
             sweep?: components["schemas"]["CampaignSweep"] | null;
-            /** Targets */
+            /** @description instead of `targets`: targets chosen each time it is queued (each slot) */
+            target_set?: components["schemas"]["CampaignTargetSet"] | null;
+            /**
+             * Targets
+             * @description the targets, or none with `target_set`
+             * @default []
+             */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Output"] | null;
             /** Workload Id */
@@ -2906,10 +2918,22 @@ export interface components {
             /** Cells */
             cells: components["schemas"]["CampaignCell"][];
             /**
+             * Left Out
+             * @description with a `target_set`: agents and targets not taken now, and why (agent_id, target_path, reason)
+             */
+            left_out: {
+                [key: string]: string;
+            }[];
+            /**
              * Measure S
              * @description the runs' jobs' time limits summed, s (idle baselines and set-up not included); null when a workload is bound by its size alone
              */
             measure_s: number | null;
+            /**
+             * Per Slot
+             * @description true with a `target_set`: the targets are chosen each time it is queued (each slot of a schedule) and checked then against each host's policy; targets, runs and measure_s count those that match now, of agents online now
+             */
+            per_slot: boolean;
             /** Repeats */
             repeats: number;
             /** Runs */
@@ -2945,6 +2969,13 @@ export interface components {
             repeats: number;
             /** Run Ids */
             run_ids: string[];
+            /**
+             * Targets Left Out
+             * @description queued from a `target_set`: the agents and targets it did not take, and why (agent_id, target_path, reason); empty otherwise
+             */
+            targets_left_out: {
+                [key: string]: string;
+            }[];
             /**
              * Team Id
              * Format: uuid
@@ -2996,6 +3027,42 @@ export interface components {
              * @description absolute path of one of the host's targets
              */
             target_path: string;
+        };
+        /**
+         * CampaignTargetSet
+         * @description Targets chosen when the campaign is queued — for a schedule, at each slot — instead of a list
+         *     written once: every target the hosts of the team's agents list (`iowatt-agent targets`), of
+         *     the kinds asked, on the agents asked (none: every agent of the team). The host decides: only
+         *     what it lists is taken, and a target its policy refuses for this workload is left out with the
+         *     host's reason. A set never writes a raw device (`destructive` is refused with it): a
+         *     destructive run names its devices in `targets`, confirmed one by one.
+         */
+        CampaignTargetSet: {
+            /**
+             * Agent Ids
+             * @description only these agents of the team; empty: every agent
+             * @default []
+             */
+            agent_ids: string[];
+            /**
+             * Environment Id
+             * @description as CampaignTarget.environment_id, for every run
+             */
+            environment_id?: string | null;
+            /**
+             * Kinds
+             * @description the kinds of listed target taken: directory (the agent's own file in it), file, device (read-only unless the host marked it destructive)
+             * @default [
+             *       "directory"
+             *     ]
+             */
+            kinds: ("directory" | "file" | "device")[];
+            /**
+             * Team Id
+             * Format: uuid
+             * @description the team whose agents' targets are taken
+             */
+            team_id: string;
         };
         /** CandidateCreate */
         CandidateCreate: {
@@ -7650,6 +7717,70 @@ export interface components {
              */
             value: number;
         };
+        /**
+         * PtsHir
+         * @description Host Idle Recovery: IOPS per burst over time, wait state by wait state.
+         */
+        PtsHir: {
+            /**
+             * Burst S
+             * @description seconds of 4 KiB random writes per burst
+             */
+            burst_s: number;
+            /**
+             * Bursts
+             * @description bursts per wait state
+             */
+            bursts: number;
+            /**
+             * Preconditioned Iops
+             * @description the preconditioning's steady-state IOPS (its window average; null without a window)
+             */
+            preconditioned_iops: number | null;
+            /** Segments */
+            segments: components["schemas"]["PtsHirSegment"][];
+        };
+        /** PtsHirPoint */
+        PtsHirPoint: {
+            /**
+             * Idle S
+             * @description the host idle measured before the burst, seconds: from the previous engine's exit to this engine's start (the engines' own start and exit, without I/O, add to the device's idle); 0 in a return to baseline and after one, null for the first burst
+             */
+            idle_s: number | null;
+            /**
+             * Iops
+             * @description the burst's write IOPS
+             */
+            iops: number;
+            /**
+             * T S
+             * @description when the burst started, seconds from the first burst's start
+             */
+            t_s: number;
+        };
+        /** PtsHirSegment */
+        PtsHirSegment: {
+            /** Average Iops */
+            average_iops: number;
+            /**
+             * Idle S
+             * @description the idle asked after each burst (0 for a return to baseline)
+             */
+            idle_s: number;
+            /**
+             * Kind
+             * @description wait: bursts each followed by the host idle; baseline: the return to baseline, the same writes without idle
+             * @enum {string}
+             */
+            kind: "wait" | "baseline";
+            /** Points */
+            points: components["schemas"]["PtsHirPoint"][];
+            /**
+             * Wait State
+             * @description N: the idle after each burst is N bursts' length
+             */
+            wait_state: number;
+        };
         /** PtsPurge */
         PtsPurge: {
             /** Commands */
@@ -7676,6 +7807,8 @@ export interface components {
             capacity_bytes: number;
             /** Elements */
             elements: components["schemas"]["PtsElement"][];
+            /** @description Host Idle Recovery's bursts (null for the other tests) */
+            hir: components["schemas"]["PtsHir"] | null;
             /** Iodepth */
             iodepth: number;
             /**
@@ -7684,6 +7817,11 @@ export interface components {
              * @enum {string}
              */
             metric: "iops" | "bw_bytes" | "lat_mean_ns";
+            /**
+             * Preconditioning Applies
+             * @description false: WSAT and HIR start from the purged state, without the workload-independent preconditioning
+             */
+            preconditioning_applies: boolean;
             /** Preconditioning Bw Bytes */
             preconditioning_bw_bytes: number;
             /** Preconditioning Bytes */
@@ -7734,6 +7872,16 @@ export interface components {
              */
             block_sizes?: number[] | null;
             /**
+             * Burst S
+             * @description hir only: seconds of 4 KiB random writes per burst (PTS: 5); a wait state N idles N bursts' length after each burst; null = the specification's
+             */
+            burst_s?: number | null;
+            /**
+             * Bursts
+             * @description hir only: bursts per wait state, and bursts' lengths of its return to baseline (PTS: 360); null = the specification's
+             */
+            bursts?: number | null;
+            /**
              * Capacity Fraction
              * @description the tested share of the device's capacity, from its start (PTS: 1)
              * @default 1
@@ -7778,16 +7926,21 @@ export interface components {
             round_s: number;
             /**
              * Test
-             * @description iops: random, block size x R/W mix matrix; throughput: sequential 100/0 and 0/100 at one block size (128 KiB or 1024 KiB); latency: random 0.5/4/8 KiB x 100/0, 65/35, 0/100 at one thread and one outstanding I/O; wsat: write saturation, 4 KiB random writes over time
+             * @description iops: random, block size x R/W mix matrix; throughput: sequential 100/0 and 0/100 at one block size (128 KiB or 1024 KiB); latency: random 0.5/4/8 KiB x 100/0, 65/35, 0/100 at one thread and one outstanding I/O; wsat: write saturation, 4 KiB random writes over time (no workload-independent preconditioning: from the purged state); hir: host idle recovery, preconditioned to steady state with 4 KiB random writes, then bursts of them separated by host idle times of 1, 2, 3, 5 and 10 bursts' length, each wait state followed by a return to baseline without idle
              * @enum {string}
              */
-            test: "iops" | "throughput" | "latency" | "wsat";
+            test: "iops" | "throughput" | "latency" | "wsat" | "hir";
             /**
              * Threads
              * @description threads per element (latency: always 1)
              * @default 4
              */
             threads: number;
+            /**
+             * Wait States
+             * @description hir only: the wait states run, a subset of 1, 2, 3, 5, 10 (idle = N x burst_s); null = all of them
+             */
+            wait_states?: number[] | null;
         };
         /**
          * PtsVerdict
@@ -7819,7 +7972,7 @@ export interface components {
              * Test
              * @enum {string}
              */
-            test: "iops" | "throughput" | "latency" | "wsat";
+            test: "iops" | "throughput" | "latency" | "wsat" | "hir";
             /** Window First Round */
             window_first_round: number | null;
             /** Window Last Round */
@@ -9215,9 +9368,9 @@ export interface components {
             next_slot_at: string;
             /**
              * Runs Per Slot
-             * @description runs each slot queues when every target is free
+             * @description runs each slot queues when every target is free; null: the campaign's `target_set` chooses its targets at each slot
              */
-            runs_per_slot: number;
+            runs_per_slot: number | null;
             /**
              * Team Id
              * Format: uuid

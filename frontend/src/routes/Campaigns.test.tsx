@@ -45,6 +45,7 @@ function campaign(done: boolean): CampaignRead {
     >,
     done,
     compare_url: "/compare?runs=r1,r2,r3,r4&group_by=device_environment",
+    targets_left_out: [],
   };
 }
 

@@ -40,7 +40,7 @@ import {
   workloadWrites,
   writeRefusal,
 } from "../lib/policy";
-import { useCan, useListTeam, useMayDelete } from "../lib/role";
+import { useCan, useCurrentTeam, useListTeam, useMayDelete } from "../lib/role";
 import { agentsQuery } from "../queries/agents";
 import { campaignQuery, campaignsQuery, createCampaign } from "../queries/campaigns";
 import { deleteCampaign } from "../queries/deletion";
@@ -75,6 +75,10 @@ const ALIASES: Record<string, string> = {
   meter: "meter",
   idle_s: "idle",
   targets: "targets",
+  target_set: "target_set",
+  team_id: "target_set",
+  agent_ids: "target_set",
+  kinds: "target_set",
   agent_id: "targets",
   target_path: "targets",
   destructive: "targets",
@@ -89,9 +93,23 @@ const ALIASES: Record<string, string> = {
   timezone: "timezone",
 };
 
+/** The kinds of listed target a target set may take, as the host policy names them. */
+const TARGET_KINDS: readonly { value: TargetKind; label: string }[] = [
+  { value: "directory", label: "directories (the agent's own file in each)" },
+  { value: "file", label: "files (read-only unless the host allows writes)" },
+  { value: "device", label: "devices (read only: a set never writes a raw device)" },
+];
+type TargetKind = NonNullable<NonNullable<CampaignCreate["target_set"]>["kinds"]>[number];
+
 export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
   const navigate = useNavigate();
   const qc = useQueryClient();
+  const { team } = useCurrentTeam();
+  /** "list": the targets named here; "set": every agent's targets, chosen when it is queued. */
+  const [pick, setPick] = useState<"list" | "set">("list");
+  const [setKinds, setSetKinds] = useState<TargetKind[]>(["directory"]);
+  const [setAgents, setSetAgents] = useState<string[]>([]);
+  const [setEnv, setSetEnv] = useState("");
   const agents = useQuery(agentsQuery());
   const workloads = useQuery(workloadsQuery());
   const envs = useQuery(environmentsQuery());
@@ -113,6 +131,8 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
   const [confirming, setConfirming] = useState<PolicyTarget[] | null>(null);
   // external hosts (results uploaded from CI) run nothing from the server: never a target
   const runnable = agents.data?.items.filter((a) => a.kind !== "external") ?? [];
+  // a target set is one team's: the current team's agents
+  const teamAgents = runnable.filter((a) => a.team_id === team?.id);
   const firstAgent = runnable.find((a) => a.online)?.id ?? runnable[0]?.id ?? "";
   const effectiveWorkload = workloadId || workloads.data?.items[0]?.id || "";
   const chosen = workloads.data?.items.find((w) => w.id === effectiveWorkload);
@@ -177,15 +197,28 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
     setTargets((ts) => ts.map((t, j) => (j === i ? { ...t, ...patch } : t)));
   const swept = sweepOf(sweepText);
   const matrix = extra.length > 0 || hasSweep(swept.sweep);
+  const isSet = pick === "set";
   const bodyFor = (destructive: boolean): CampaignCreate => ({
     name: name.trim(),
     workload_id: effectiveWorkload || null,
     workload: null,
-    targets: targets.map((t, i) => ({
-      ...t,
-      agent_id: t.agent_id || firstAgent,
-      target_path: rows[i]?.target?.path ?? "",
-    })),
+    ...(isSet
+      ? {
+          targets: [],
+          target_set: {
+            team_id: team?.id ?? "",
+            agent_ids: setAgents.filter((id) => teamAgents.some((a) => a.id === id)),
+            kinds: setKinds,
+            environment_id: setEnv || null,
+          },
+        }
+      : {
+          targets: targets.map((t, i) => ({
+            ...t,
+            agent_id: t.agent_id || firstAgent,
+            target_path: rows[i]?.target?.path ?? "",
+          })),
+        }),
     repeats: Number(repeats),
     meter: effectiveMeter,
     idle_s: idle.trim() === "" ? null : Number(idle),
@@ -196,10 +229,10 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
   });
   // the server's expansion of a matrix, shown before it is queued
   const planBody =
-    matrix &&
+    (matrix || isSet) &&
     effectiveWorkload &&
     Object.keys(swept.errors).length === 0 &&
-    rows.every((r) => r.target)
+    (isSet ? team !== null && setKinds.length > 0 : rows.every((r) => r.target))
       ? { ...bodyFor(false), name: name.trim() || "plan" } // the plan needs no name yet
       : null;
   const send = (destructive: boolean) => {
@@ -232,6 +265,13 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
           ]),
         ),
       );
+      return;
+    }
+    if (isSet) {
+      // the server chooses the targets (now, or at each slot) and leaves out what a host refuses
+      if (setKinds.length === 0)
+        setErrors({ target_set: { message: "choose at least one kind", source: "client" } });
+      else send(false);
       return;
     }
     const missing = rows.findIndex((r) => !r.target);
@@ -380,103 +420,137 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
         </Field>
       </div>
       <h4>Targets</h4>
+      <div className="inline" role="radiogroup" aria-label="Targets" data-testid="campaign-pick">
+        <label className="inline">
+          <input type="radio" name="pick" checked={!isSet} onChange={() => setPick("list")} /> the
+          targets listed here
+        </label>{" "}
+        <label className="inline">
+          <input
+            type="radio"
+            name="pick"
+            checked={isSet}
+            onChange={() => setPick("set")}
+            data-testid="pick-set"
+          />{" "}
+          every agent's targets, chosen {when.mode === "schedule" ? "at each slot" : "when queued"}
+        </label>
+      </div>
       {file && <DirectoryNote />}
       {errors.targets && (
         <p className="field-error" role="alert" data-testid="field-error-targets">
           {errors.targets.message}
         </p>
       )}
-      <table className="table compact" data-testid="campaign-targets">
-        <thead>
-          <tr>
-            <th>Agent</th>
-            <th>Target (as the host allows)</th>
-            <th>Environment</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {targets.map((t, i) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position
-            <tr key={i}>
-              <td>
-                <select
-                  aria-label={`Agent of target ${i + 1}`}
-                  value={t.agent_id || firstAgent}
-                  onChange={(e) => setTarget(i, { agent_id: e.target.value, target_path: "" })}
-                >
-                  {runnable.map((a) => (
-                    <option key={a.id} value={a.id}>
-                      {a.name} ({a.online ? "online" : "offline"})
-                    </option>
-                  ))}
-                </select>
-              </td>
-              <td>
-                {agents.isPending ? (
-                  <select aria-label={`Path of target ${i + 1}`} disabled>
-                    <option>loading…</option>
-                  </select>
-                ) : (rows[i]?.policy?.targets.length ?? 0) > 0 ? (
-                  <TargetSelect
-                    id={`f-target-${i}`}
-                    label={`Path of target ${i + 1}`}
-                    policy={rows[i]?.policy ?? null}
-                    value={rows[i]?.target?.path ?? ""}
-                    onChange={(path) => setTarget(i, { target_path: path })}
-                    directoriesOnly={file}
-                  />
-                ) : (
-                  <NoTargets policy={rows[i]?.policy ?? null} />
-                )}
-                {rows[i]?.refusal && (
-                  <small className="field-error" data-testid="row-refusal">
-                    {rows[i]?.refusal}
-                  </small>
-                )}
-              </td>
-              <td>
-                <select
-                  aria-label={`Environment of target ${i + 1}`}
-                  value={t.environment_id ?? ""}
-                  onChange={(e) => setTarget(i, { environment_id: e.target.value || null })}
-                >
-                  <option value="">— none —</option>
-                  {envs.data?.items.map((e) => (
-                    <option key={e.id} value={e.id}>
-                      {e.name}
-                    </option>
-                  ))}
-                </select>
-              </td>
-              <td>
-                {targets.length > 1 && (
-                  <button
-                    type="button"
-                    className="btn btn-ghost btn-small"
-                    onClick={() => setTargets((ts) => ts.filter((_, j) => j !== i))}
-                  >
-                    remove
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <button
-        type="button"
-        className="btn btn-small"
-        data-testid="add-target"
-        onClick={() =>
-          setTargets((ts) => [...ts, { agent_id: "", target_path: "", environment_id: null }])
-        }
-      >
-        Add target
-      </button>
+      {isSet && (
+        <TargetSetFields
+          agents={teamAgents}
+          kinds={setKinds}
+          onKinds={setSetKinds}
+          chosen={setAgents}
+          onChosen={setSetAgents}
+          env={setEnv}
+          onEnv={setSetEnv}
+          envs={envs.data?.items ?? []}
+          errors={errors}
+          perSlot={when.mode === "schedule"}
+        />
+      )}
+      {!isSet && (
+        <>
+          <table className="table compact" data-testid="campaign-targets">
+            <thead>
+              <tr>
+                <th>Agent</th>
+                <th>Target (as the host allows)</th>
+                <th>Environment</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {targets.map((t, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position
+                <tr key={i}>
+                  <td>
+                    <select
+                      aria-label={`Agent of target ${i + 1}`}
+                      value={t.agent_id || firstAgent}
+                      onChange={(e) => setTarget(i, { agent_id: e.target.value, target_path: "" })}
+                    >
+                      {runnable.map((a) => (
+                        <option key={a.id} value={a.id}>
+                          {a.name} ({a.online ? "online" : "offline"})
+                        </option>
+                      ))}
+                    </select>
+                  </td>
+                  <td>
+                    {agents.isPending ? (
+                      <select aria-label={`Path of target ${i + 1}`} disabled>
+                        <option>loading…</option>
+                      </select>
+                    ) : (rows[i]?.policy?.targets.length ?? 0) > 0 ? (
+                      <TargetSelect
+                        id={`f-target-${i}`}
+                        label={`Path of target ${i + 1}`}
+                        policy={rows[i]?.policy ?? null}
+                        value={rows[i]?.target?.path ?? ""}
+                        onChange={(path) => setTarget(i, { target_path: path })}
+                        directoriesOnly={file}
+                      />
+                    ) : (
+                      <NoTargets policy={rows[i]?.policy ?? null} />
+                    )}
+                    {rows[i]?.refusal && (
+                      <small className="field-error" data-testid="row-refusal">
+                        {rows[i]?.refusal}
+                      </small>
+                    )}
+                  </td>
+                  <td>
+                    <select
+                      aria-label={`Environment of target ${i + 1}`}
+                      value={t.environment_id ?? ""}
+                      onChange={(e) => setTarget(i, { environment_id: e.target.value || null })}
+                    >
+                      <option value="">— none —</option>
+                      {envs.data?.items.map((e) => (
+                        <option key={e.id} value={e.id}>
+                          {e.name}
+                        </option>
+                      ))}
+                    </select>
+                  </td>
+                  <td>
+                    {targets.length > 1 && (
+                      <button
+                        type="button"
+                        className="btn btn-ghost btn-small"
+                        onClick={() => setTargets((ts) => ts.filter((_, j) => j !== i))}
+                      >
+                        remove
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <button
+            type="button"
+            className="btn btn-small"
+            data-testid="add-target"
+            onClick={() =>
+              setTargets((ts) => [...ts, { agent_id: "", target_path: "", environment_id: null }])
+            }
+          >
+            Add target
+          </button>
+        </>
+      )}
       <SweepFields value={sweepText} onChange={setSweepText} errors={errors} />
-      {matrix ? (
-        <PlanSummary body={planBody} />
+      {matrix || isSet ? (
+        <PlanSummary body={planBody} perSlot={when.mode === "schedule"} />
       ) : (
         <p className="muted small">
           {targets.length} target{targets.length === 1 ? "" : "s"} × {repeats || "?"} repeats ={" "}
@@ -501,6 +575,78 @@ export function CampaignForm({ onClose }: { onClose?: () => void } = {}) {
         />
       )}
     </form>
+  );
+}
+
+/** A target set's fields: which kinds of listed target, on which agents (none ticked: all). */
+function TargetSetFields(props: {
+  agents: { id: string; name: string; online: boolean }[];
+  kinds: TargetKind[];
+  onKinds: (k: TargetKind[]) => void;
+  chosen: string[];
+  onChosen: (ids: string[]) => void;
+  env: string;
+  onEnv: (id: string) => void;
+  envs: { id: string; name: string }[];
+  errors: Errors;
+  perSlot: boolean;
+}) {
+  const flip = <T,>(xs: T[], x: T) => (xs.includes(x) ? xs.filter((y) => y !== x) : [...xs, x]);
+  return (
+    <fieldset className="target-set" data-testid="target-set">
+      <legend>Every target the hosts list</legend>
+      <p className="muted small">
+        {props.perSlot ? "At each slot" : "When it is queued"}, the campaign takes every target its
+        agents' hosts list (<code>iowatt-agent targets</code>) of these kinds; agents offline
+        {props.perSlot ? " or busy" : ""} then, and targets a host refuses for this workload, are
+        left out with the reason.
+      </p>
+      {props.errors.target_set && (
+        <p className="field-error" role="alert" data-testid="field-error-target_set">
+          {props.errors.target_set.message}
+        </p>
+      )}
+      <div className="inline">
+        {TARGET_KINDS.map((k) => (
+          <label key={k.value} className="inline">
+            <input
+              type="checkbox"
+              checked={props.kinds.includes(k.value)}
+              onChange={() => props.onKinds(flip(props.kinds, k.value))}
+            />{" "}
+            {k.label}
+          </label>
+        ))}
+      </div>
+      <div className="inline" data-testid="target-set-agents">
+        <span className="small">Agents (none ticked: every agent of the team):</span>
+        {props.agents.map((a) => (
+          <label key={a.id} className="inline">
+            <input
+              type="checkbox"
+              checked={props.chosen.includes(a.id)}
+              onChange={() => props.onChosen(flip(props.chosen, a.id))}
+            />{" "}
+            {a.name} <span className="muted small">({a.online ? "online" : "offline"})</span>
+          </label>
+        ))}
+      </div>
+      <label className="inline small">
+        Environment{" "}
+        <select
+          aria-label="Environment of every target"
+          value={props.env}
+          onChange={(e) => props.onEnv(e.target.value)}
+        >
+          <option value="">— none —</option>
+          {props.envs.map((e) => (
+            <option key={e.id} value={e.id}>
+              {e.name}
+            </option>
+          ))}
+        </select>
+      </label>
+    </fieldset>
   );
 }
 
@@ -640,6 +786,7 @@ export function CampaignDetail() {
   const navigate = useNavigate();
   const q = useQuery(campaignQuery(id));
   const runs = useQuery(runsQuery({ limit: 500 }));
+  const agents = useQuery(agentsQuery());
   const wasDone = useRef<boolean | null>(null);
   const c = q.data;
   // Watching a campaign finish lands on its comparison; opening a finished one does not.
@@ -650,6 +797,8 @@ export function CampaignDetail() {
     wasDone.current = c.done;
   }, [c, navigate]);
   if (!c) return <QueryState isPending={q.isPending} error={q.error} />;
+  const agentName = (id: string) =>
+    agents.data?.items.find((a) => a.id === id)?.name ?? id.slice(0, 8);
   const byId = new Map((runs.data?.items ?? []).map((r) => [r.id, r]));
   return (
     <section data-testid="campaign-detail">
@@ -677,6 +826,24 @@ export function CampaignDetail() {
           <p className="muted small">
             This page follows the campaign and opens its comparison when it is done.
           </p>
+        )}
+        {c.targets_left_out.length > 0 && (
+          <details data-testid="campaign-left-out">
+            <summary className="small">
+              {c.targets_left_out.length} target{c.targets_left_out.length === 1 ? "" : "s"} or
+              agent
+              {c.targets_left_out.length === 1 ? "" : "s"} left out when it was queued
+            </summary>
+            <ul className="small">
+              {c.targets_left_out.map((t) => (
+                <li key={`${t.agent_id}:${t.target_path}`}>
+                  {agentName(t.agent_id ?? "")}
+                  {t.target_path ? <span className="mono">:{t.target_path}</span> : null}:{" "}
+                  {t.reason}
+                </li>
+              ))}
+            </ul>
+          </details>
         )}
       </div>
       <table className="table compact" data-testid="campaign-runs">

@@ -57,7 +57,14 @@ function useDebounced<T>(value: T, ms: number): T {
 }
 
 /** The server's expansion of the campaign before it is queued: cells, runs, measuring time. */
-export function PlanSummary({ body }: { body: CampaignCreate | null }) {
+export function PlanSummary({
+  body,
+  perSlot = false,
+}: {
+  body: CampaignCreate | null;
+  /** on a schedule: a target set's targets are chosen at each slot */
+  perSlot?: boolean;
+}) {
   const debounced = useDebounced(body, 400);
   const q = useQuery(campaignPlanQuery(debounced));
   if (body === null) return null;
@@ -81,7 +88,16 @@ export function PlanSummary({ body }: { body: CampaignCreate | null }) {
         {p.measure_s != null
           ? `, measuring ${formatSpan(p.measure_s)} in all (plus idle baselines and set-up)`
           : " (a size-bound workload: how long depends on the device)"}
+        {p.per_slot && (perSlot ? " per slot" : "")}
       </p>
+      {p.per_slot && (
+        <p className="muted" data-testid="campaign-plan-per-slot">
+          Counted on the targets the hosts list now, of agents online now
+          {p.left_out.length > 0 ? ` (${p.left_out.length} left out now)` : ""}:{" "}
+          {perSlot ? "each slot chooses again" : "chosen again when it is queued"}, and each host's
+          policy is asked then (a target it refuses for this workload is left out with its reason).
+        </p>
+      )}
       {cells > 1 && (
         <p className="muted">
           {shown

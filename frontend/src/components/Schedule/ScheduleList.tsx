@@ -83,7 +83,13 @@ function Row({ s }: { s: ScheduleRead }) {
             <span className="muted">paused</span>
           )}
         </td>
-        <td className="num">{s.runs_per_slot}</td>
+        <td className="num">
+          {s.runs_per_slot ?? (
+            <span className="muted small" title="the campaign's target set is read at each slot">
+              chosen per slot
+            </span>
+          )}
+        </td>
         <td className="small">
           {last ? (
             <>
