@@ -2834,7 +2834,13 @@ export interface components {
             scale?: number | null;
             /** @description a parameter sweep over every block workload */
             sweep?: components["schemas"]["CampaignSweep"] | null;
-            /** Targets */
+            /** @description instead of `targets`: targets chosen each time it is queued (each slot) */
+            target_set?: components["schemas"]["CampaignTargetSet"] | null;
+            /**
+             * Targets
+             * @description the targets, or none with `target_set`
+             * @default []
+             */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Input"] | null;
             /** Workload Id */
@@ -2875,7 +2881,13 @@ export interface components {
             scale?: number | null;
             /** @description a parameter sweep over every block workload */
             sweep?: components["schemas"]["CampaignSweep"] | null;
-            /** Targets */
+            /** @description instead of `targets`: targets chosen each time it is queued (each slot) */
+            target_set?: components["schemas"]["CampaignTargetSet"] | null;
+            /**
+             * Targets
+             * @description the targets, or none with `target_set`
+             * @default []
+             */
             targets: components["schemas"]["CampaignTarget"][];
             workload?: components["schemas"]["WorkloadSpec-Output"] | null;
             /** Workload Id */
@@ -2906,10 +2918,22 @@ export interface components {
             /** Cells */
             cells: components["schemas"]["CampaignCell"][];
             /**
+             * Left Out
+             * @description with a `target_set`: agents and targets not taken now, and why (agent_id, target_path, reason)
+             */
+            left_out: {
+                [key: string]: string;
+            }[];
+            /**
              * Measure S
              * @description the runs' jobs' time limits summed, s (idle baselines and set-up not included); null when a workload is bound by its size alone
              */
             measure_s: number | null;
+            /**
+             * Per Slot
+             * @description true with a `target_set`: the targets are chosen each time it is queued (each slot of a schedule) and checked then against each host's policy; targets, runs and measure_s count those that match now, of agents online now
+             */
+            per_slot: boolean;
             /** Repeats */
             repeats: number;
             /** Runs */
@@ -2945,6 +2969,13 @@ export interface components {
             repeats: number;
             /** Run Ids */
             run_ids: string[];
+            /**
+             * Targets Left Out
+             * @description queued from a `target_set`: the agents and targets it did not take, and why (agent_id, target_path, reason); empty otherwise
+             */
+            targets_left_out: {
+                [key: string]: string;
+            }[];
             /**
              * Team Id
              * Format: uuid
@@ -2996,6 +3027,42 @@ export interface components {
              * @description absolute path of one of the host's targets
              */
             target_path: string;
+        };
+        /**
+         * CampaignTargetSet
+         * @description Targets chosen when the campaign is queued — for a schedule, at each slot — instead of a list
+         *     written once: every target the hosts of the team's agents list (`iowatt-agent targets`), of
+         *     the kinds asked, on the agents asked (none: every agent of the team). The host decides: only
+         *     what it lists is taken, and a target its policy refuses for this workload is left out with the
+         *     host's reason. A set never writes a raw device (`destructive` is refused with it): a
+         *     destructive run names its devices in `targets`, confirmed one by one.
+         */
+        CampaignTargetSet: {
+            /**
+             * Agent Ids
+             * @description only these agents of the team; empty: every agent
+             * @default []
+             */
+            agent_ids: string[];
+            /**
+             * Environment Id
+             * @description as CampaignTarget.environment_id, for every run
+             */
+            environment_id?: string | null;
+            /**
+             * Kinds
+             * @description the kinds of listed target taken: directory (the agent's own file in it), file, device (read-only unless the host marked it destructive)
+             * @default [
+             *       "directory"
+             *     ]
+             */
+            kinds: ("directory" | "file" | "device")[];
+            /**
+             * Team Id
+             * Format: uuid
+             * @description the team whose agents' targets are taken
+             */
+            team_id: string;
         };
         /** CandidateCreate */
         CandidateCreate: {
@@ -9301,9 +9368,9 @@ export interface components {
             next_slot_at: string;
             /**
              * Runs Per Slot
-             * @description runs each slot queues when every target is free
+             * @description runs each slot queues when every target is free; null: the campaign's `target_set` chooses its targets at each slot
              */
-            runs_per_slot: number;
+            runs_per_slot: number | null;
             /**
              * Team Id
              * Format: uuid
