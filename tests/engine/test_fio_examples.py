@@ -18,7 +18,9 @@ The rewrite (`capped()`) is mechanical, line by line, everything else left as wr
   which then makes up names there);
 - sizes: `size`, `io_size`/`io_limit`, `filesize` (both ends of a range), `offset` at most CAP
   (1 MiB, or 4 times the largest block size of the file); `nrfiles` and `numjobs` at most 4,
-  `loops` at most 2 (they multiply the bytes);
+  `loops` at most 2 (they multiply the bytes); a byte `offset_increment` at most
+  (CAP - offset) / numjobs, both capped, rounded down to the largest block size, so every clone
+  starts inside the capped file (cross-stripe-verify's 124g steps on its device's 1 MiB stand-in);
 - rates: a plain `rate`/`rate_min` (`ratemin`) byte rate times 1000, so a capped size at
   1mbs_clients' 1250 B/s takes under a second, not 14 minutes;
 - `fill_device`/`fill_fs`: the line is followed by `size=CAP` (it would fill /dev/shm, i.e. RAM);
@@ -186,6 +188,10 @@ def capped(text: str, root: Path) -> str:
     cap = max(MIB, 4 * max(bs, default=0))
     timed = any(k == "time_based" and v in ("", "1") for k, v in opts)
     in_dir = any(k == "directory" for k, _ in opts)  # fio puts filename under directory
+    # offset_increment: every clone's start inside the capped file (module docstring)
+    start = max((min(fio_size(v) or 0, cap) for k, v in opts if k == "offset"), default=0)
+    step = max_block(opts)
+    inc_cap = (cap - start) // clones(opts) // step * step
     names: dict[str, str] = {}
     out = []
     for raw in text.splitlines(keepends=True):
@@ -214,6 +220,8 @@ def capped(text: str, root: Path) -> str:
             sizes = [fio_size(e) for e in ends]
             if all(s is not None for s in sizes):
                 new = "-".join(str(min(s or 0, cap)) for s in sizes)
+        elif key == "offset_increment" and eq and (inc := fio_size(value)) is not None and inc > inc_cap:
+            new = str(inc_cap)
         elif key in COUNT_CAPS and eq and value.isdigit():
             new = str(min(int(value), COUNT_CAPS[key]))
         elif key in RATE_KEYS and eq and value.isdigit():

@@ -376,6 +376,8 @@ def test_verify_dump_beneath(run, scratch: Path) -> None:
     [
         (["--verify=crc8"], "verify: unknown type 'crc8'"),
         (["--verify=sha3"], "verify: unknown type 'sha3'"),
+        # fio: 16 writes and 16 reads, not 32 and 32
+        (["--verify=crc32c", "--io_size=128k"], "io_size: 131072 is larger than size"),
         (["--verify=crc32c", "--verify_state_load=1"], "verify_state_load:"),
         (["--verify=crc32c", "--verify_state_save=1"], "verify_state_save:"),
         (["--verify=pattern"], "verify: pattern needs verify_pattern"),

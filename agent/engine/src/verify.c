@@ -266,10 +266,23 @@ void verify_finalize(struct options *o)
 		o->verify_backlog_batch = o->verify_backlog;
 }
 
+/* fio 3.33's job loop (thread_main, keep_running) writes one pass, reads it back, and then
+ * starts another pass while the job's bytes, the read-back's included, are short of io_size (or
+ * size); the engine has one write phase and one read-back. io_size beyond size is where the two
+ * part: refused (io_size=1m, size=256k, bs=16k: fio 32 writes and 32 reads, the engine would do
+ * 64 and 64; fio's examples/cross-stripe-verify.fio capped: 35 of each per clone where a pass is
+ * 7 writes). A hole pattern whose pass ends at the file's end is the other case (README §
+ * Verification, known differences) */
 void verify_validate(const struct options *o, const struct target *t)
 {
 	if (o->verify != VT_NONE && o->verify_dump && t->is_blk)
 		die_usage("verify_dump", "the target is a block device: no directory to write the dumps in");
+	if (o->verify == VT_NONE || !o->do_verify || o->verify_only || o->time_based || !rw_writes(o->rw))
+		return;
+	if (o->io_size > o->size)
+		die_usage("io_size", "%llu is larger than size (%llu) with verify: fio reads each pass back before the "
+			  "next and counts those reads in io_size (not implemented)",
+			  (unsigned long long)o->io_size, (unsigned long long)o->size);
 }
 
 /* ---- the data ---- */
