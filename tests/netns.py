@@ -461,4 +461,5 @@ def _until_online(s: Stack, hs: list[Host]) -> None:
                 h.agent_id = str(a["id"])
             return True
 
-        wait_until(online, timeout=60, interval=0.3, message=lambda: f"the hosts' agents online: {s.tail()}")
+        # two agents' start-up (imports, inventory) at once, on a machine the suite keeps busy
+        wait_until(online, timeout=120, interval=0.3, message=lambda: f"the hosts' agents online: {s.tail()}")
