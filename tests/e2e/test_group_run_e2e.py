@@ -93,6 +93,7 @@ def test_two_hosts_on_one_store_start_at_one_instant_and_their_results_and_energ
         )
         ids = {m["agent_id"]: m["run_id"] for m in group["members"]}
         multi = api.get(f"/runs/{ids[a.agent_id]}").json()
+        other = api.get(f"/runs/{ids[b.agent_id]}").json()
         doc = api.get(f"/runs/{ids[a.agent_id]}/result").json()["engine_result"]
         systems = [api.get(f"/runs/{ids[h.agent_id]}/system").json() for h in (a, b)]
     assert group["status"] == "succeeded", (group["stop_reason"], [m["error"] for m in group["members"]])
@@ -128,9 +129,24 @@ def test_two_hosts_on_one_store_start_at_one_instant_and_their_results_and_energ
     assert combined["jobs"][0]["write"]["total_ios"] == 3072
     assert combined["jobs"][0]["write"]["io_bytes"] == 3 * 4 * MiB
     assert combined["latency"] == "merged"  # the agents upload json+: the bins merge
+    # the group's rate over its longest member's runtime (fio's aggregate): at least that member's,
+    # at most the members' summed (with the whole-millisecond rounding the multi-target check below
+    # explains); percentiles from the members' merged histograms lie between theirs
+    sides = [by_agent[h.agent_id]["jobs"][0] for h in (a, b)]
+    group_write = combined["jobs"][0]["write"]
+    slowest = max(sides, key=lambda j: j["runtime_ns"])
+    ms = max(1, slowest["runtime_ns"] // 1_000_000)
+    summed_iops = sum(j["write"]["iops"] for j in sides)
+    assert slowest["write"]["iops"] * 0.99 <= group_write["iops"] <= summed_iops * 1.01 * (ms + 1) / ms
+    p99s = [j["write"]["clat_p99_ns"] for j in sides]
+    assert min(p99s) <= group_write["clat_p99_ns"] <= max(p99s)
+    # energy and power: each host's meter, summed over the members
     energies = [m["energy_j"] for m in group["members"]]
     assert all(e is not None and e > 0 for e in energies)
     assert combined["energy_j"] == pytest.approx(sum(energies))
+    powers = [run["energy"]["load_w_mean"] for run in (multi, other)]
+    assert all(w is not None and w > 0 for w in powers), powers
+    assert combined["load_w_mean"] == pytest.approx(sum(powers))
     assert multi["group"]["group_id"] == group["id"] and multi["group"]["members"] == 2
     # the NAS case: one store, each host's run on it over the network
     assert group["shared_store"] == f"sshfs:{rig.export}"
