@@ -368,7 +368,7 @@ _SEGMENT_KEYS = st.sampled_from(["kind", "wait_state", "idle_s", "points", "aver
         max_size=3,
     ),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_a_stored_hir_section_reads_or_is_left_out_never_an_error(
     hir: dict[str, Any], segments: list[Any]
 ) -> None:

@@ -3,17 +3,19 @@
 // host that marked it destructive (the plan before queueing, a short trial said not
 // PTS-compliant, the typed key), the run's report page once the host has answered (verdict,
 // steady-state convergence plot, measurement window with its fit and bands, IOPS heat map, CSV),
-// and a Write Saturation run's two plots (over time and over total GB written).
+// a Write Saturation run's two plots (over time and over total GB written), and a Host Idle
+// Recovery run's IOPS per burst over time with its wait states.
 //
 // The test (test_run_page.py) gives IOWATT_PTS_AGENT (the host's name), IOWATT_PTS_MODEL (the
-// device's model: the typed confirmation) and IOWATT_PTS_WSAT_RUN_ID (a Write Saturation run it
-// queued and had answered); at `pause: pts-host` it makes the host fresh (a heartbeat), at
+// device's model: the typed confirmation), IOWATT_PTS_WSAT_RUN_ID and IOWATT_PTS_HIR_RUN_ID (a
+// Write Saturation and a Host Idle Recovery run it queued and had answered); at `pause: pts-host` it makes the host fresh (a heartbeat), at
 // `pause: pts-queued` the host answers the form's run with a recorded PTS document.
 import { BASE, check, pause } from "./lib.mjs";
 
 export const PTS_AGENT = process.env.IOWATT_PTS_AGENT ?? "";
 const MODEL = process.env.IOWATT_PTS_MODEL ?? "";
 const WSAT = process.env.IOWATT_PTS_WSAT_RUN_ID ?? "";
+const HIR = process.env.IOWATT_PTS_HIR_RUN_ID ?? "";
 
 /** The largest recharts surface of a chart card: its plot. */
 async function plotHeight(card) {
@@ -68,6 +70,18 @@ export async function ptsSteps({ page, run, shot }) {
       check(
         ((await plan.textContent()) ?? "").includes("Rounds: 4 min 40 s to 23 min 20 s"),
         `trial plan: ${await plan.textContent()}`,
+      );
+      // Host Idle Recovery's plan: its wait states, and no workload-independent preconditioning
+      await page.selectOption("[data-testid=pts-test]", "hir");
+      const hir = (await page.getByTestId("pts-plan-hir").textContent()) ?? "";
+      check(hir.includes("WS1: 1 s idle") && hir.includes("WS10: 10 s idle"), `HIR plan: ${hir}`);
+      const hirPlan = (await plan.textContent()) ?? "";
+      check(hirPlan.includes("the test starts from the purged state"), `HIR plan: ${hirPlan}`);
+      await page.selectOption("[data-testid=pts-test]", "iops");
+      await page.waitForFunction(() =>
+        document
+          .querySelector("[data-testid=pts-plan]")
+          ?.textContent?.includes("Rounds: 4 min 40 s to 23 min 20 s"),
       );
       await shot("M-new-run-pts", false);
       await page.getByTestId("submit-run").click();
@@ -128,6 +142,26 @@ export async function ptsSteps({ page, run, shot }) {
     await drawn(page, "pts-wsat-gb", 10);
     const axis = (await page.getByTestId("pts-wsat-gb").textContent()) ?? "";
     check(axis.includes("GB"), "no GB axis");
+    check(
+      ((await page.getByTestId("pts-wipc").textContent()) ?? "").includes("purged state"),
+      "a Write Saturation run says it had the workload-independent preconditioning",
+    );
     await shot("M-pts-wsat");
+  });
+
+  await run("Host Idle Recovery: IOPS per burst over time, wait state by wait state", async () => {
+    await page.goto(`${BASE}/runs/${HIR}/pts`);
+    await page.getByTestId("pts-hir").waitFor();
+    await drawn(page, "pts-hir-time", 4);
+    // one line per wait state and per return to baseline
+    const lines = await page.getByTestId("pts-hir-time").locator(".recharts-line").count();
+    check(lines === 10, `HIR chart lines: ${lines}`);
+    const table = (await page.getByTestId("pts-hir-table").textContent()) ?? "";
+    check(table.includes("WS1") && table.includes("WS10"), `HIR table: ${table}`);
+    check(
+      ((await page.getByTestId("pts-wipc").textContent()) ?? "").includes("purged state"),
+      "HIR's preconditioning",
+    );
+    await shot("M-pts-hir");
   });
 }

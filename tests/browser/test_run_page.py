@@ -6,8 +6,8 @@ In the same session, SNIA PTS (tests/browser/pts_steps.mjs): a second host of th
 (tests/stack.py's RecordedHost) reports a raw device it marked destructive; the New run form
 queues a PTS short trial on it with the typed key, and the host answers the lease with a PTS
 document the agent's child recorded on a loop device (tests/data/pts/); a Write Saturation run,
-queued through the API and answered the same way, shows its two plots. The PTS run itself on a
-loop device is tests/agent/test_pts.py's."""
+queued through the API and answered the same way, shows its two plots, and a Host Idle Recovery
+run its IOPS per burst over time. The PTS run itself on a loop device is tests/agent/test_pts.py's."""
 
 import json
 import shutil
@@ -61,6 +61,7 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
             # running when the script opens it
             host.report_inventory(devices=[PTS_DEVICE])
             wsat_id = _pts_run(live, host, json.loads((PTS_DATA / "wsat-trial.json").read_text()))
+            hir_id = _pts_run(live, host, json.loads((PTS_DATA / "hir-trial.json").read_text()))
 
             def answer_the_forms_run() -> None:
                 with live.api() as api:
@@ -96,13 +97,15 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
                 IOWATT_PTS_AGENT="pts-host",
                 IOWATT_PTS_MODEL=str(PTS_DEVICE["model"]),
                 IOWATT_PTS_WSAT_RUN_ID=wsat_id,
+                IOWATT_PTS_HIR_RUN_ID=hir_id,
             )
         assert "log out revokes the session token" in report
         assert "Write Saturation over time and over total GB written" in report
+        assert "Host Idle Recovery: IOPS per burst over time" in report
         assert live.wait(live_id)["status"] == "succeeded"
         for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs"):
             _shot(report, tmp_path, shot)
-        for shot in ("M-new-run-pts", "M-pts-report", "M-pts-wsat"):
+        for shot in ("M-new-run-pts", "M-pts-report", "M-pts-wsat", "M-pts-hir"):
             _shot(report, tmp_path, shot)
     finally:
         for d in dirs:

@@ -175,10 +175,10 @@ describe("the PTS report's shaping", () => {
     };
     expect(hirTimeAxis(h)).toEqual({ unit: "s", divisor: 1 });
     const lines = hirSeries(h);
-    expect(lines.map((l) => [l.label, l.dashed])).toEqual([
-      ["WS1: 5 s idle", false],
-      ["baseline after WS1", true],
-      ["WS10: 50 s idle", false],
+    expect(lines.map((l) => [l.label, l.dashed, l.color])).toEqual([
+      ["WS1: 5 s idle", false, 0],
+      ["baseline after WS1", true, 0],
+      ["WS10: 50 s idle", false, 1],
     ]);
     expect(lines[2]?.points).toEqual([
       { x: 30, y: 3000 },

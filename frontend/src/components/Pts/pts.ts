@@ -152,16 +152,22 @@ function sig(v: number): string {
 }
 
 /** The "IOPS v Time" plot's lines (PTS Host Idle Recovery): one per segment, each burst's write
- * IOPS at the time it started, so the wait states (and the returns to baseline between them) are
- * told apart by colour; a return to baseline is dashed. */
-export function hirSeries(
-  h: PtsHir,
-): { key: string; label: string; dashed: boolean; points: { x: number; y: number }[] }[] {
+ * IOPS at the time it started; a wait state and its return to baseline share a colour (one per
+ * wait state), the return to baseline dashed. */
+export function hirSeries(h: PtsHir): {
+  key: string;
+  label: string;
+  dashed: boolean;
+  color: number;
+  points: { x: number; y: number }[];
+}[] {
   const { divisor } = hirTimeAxis(h);
+  const states = [...new Set(h.segments.map((s) => s.wait_state))];
   return h.segments.map((s, i) => ({
     key: `${s.kind}-${s.wait_state}-${i}`,
     label: hirSegmentLabel(s),
     dashed: s.kind === "baseline",
+    color: states.indexOf(s.wait_state),
     points: s.points.map((p) => ({ x: p.t_s / divisor, y: p.iops })),
   }));
 }
