@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import REPO
-from tests.services import Postgres, celery_worker_argv, free_port
+from tests.services import Postgres, celery_worker_argv, free_port, on_one_cpu
 from tests.waiting import WaitTimeout, wait_until
 
 BIN = Path(sys.executable).parent
@@ -770,15 +770,20 @@ def stack(
         )
         spawn(
             "agent",
-            str(BIN / "iowatt-agent"),
-            "run",
-            "--state-dir",
-            str(state),
-            "--engine",
-            str(ENGINE),
-            "--lease-wait",
-            str(lease_wait_s),
-            *agent_args,
+            # on one CPU (its engine's runs: flat out for their seconds, tests/services.py)
+            *on_one_cpu(
+                [
+                    str(BIN / "iowatt-agent"),
+                    "run",
+                    "--state-dir",
+                    str(state),
+                    "--engine",
+                    str(ENGINE),
+                    "--lease-wait",
+                    str(lease_wait_s),
+                    *agent_args,
+                ]
+            ),
             extra=agent_env,
         )
         s = Stack(

@@ -39,16 +39,20 @@ from backend.workload.builtin import BUILTINS
 from backend.workload.schemas import VdbenchSpec, WorkloadSpec, stored_spec
 from tests.backend.test_energy import power_doc
 from tests.factories import INVENTORY, AgentCtx, UserCtx, create_agent, create_run, create_user
+from tests.services import in_the_background
 from tests.stack import ENGINE
 
 PM_SCALE = 0.002  # postmark-low: 20 files of 327 KiB, 100 transactions
 VD_SCALE = {"vdbench-big": 0.0001, "vdbench-small": 0.0002}  # 65 files of 512 KiB; 320 of 1 KiB
 
 
-def _engine(args: list[str]) -> dict[str, Any]:
+def _engine(args: list[str], *, timed: bool = False) -> dict[str, Any]:
+    """The engine's document for `args`; a `timed` run (vdbench: flat out for its elapsed seconds)
+    on one CPU at the lowest priority (tests/services.py `in_the_background`)."""
     with tempfile.TemporaryDirectory(prefix="iowatt-file-results-", dir="/dev/shm") as tmp:
+        cmd = [str(ENGINE), *args, f"--directory={tmp}", "--output-format=json"]
         r = subprocess.run(
-            [str(ENGINE), *args, f"--directory={tmp}", "--output-format=json"],
+            in_the_background(cmd) if timed else cmd,
             capture_output=True,
             text=True,
             timeout=300,
@@ -125,7 +129,7 @@ def vdbench_json(preset: str, parameters: str | None = None) -> str:
         with tempfile.NamedTemporaryFile("w", suffix=".vdb", dir="/dev/shm") as f:
             f.write(vd.parameters)
             f.flush()
-            return json.dumps(_engine([f"--vdbench={f.name}", *args]))
+            return json.dumps(_engine([f"--vdbench={f.name}", *args], timed=True))
 
     return _once_per_session(f"vdbench {ENGINE} {args} {vd.parameters}", run)
 

@@ -29,7 +29,9 @@ from backend.run import service as run_service
 from backend.views.schemas import BaseUnit
 from backend.workload.builtin import BUILTINS, CDM_LEGACY_TESTS
 from backend.workload.schemas import WorkloadSpec, stored_spec
+from tests.backend.test_file_results import _once_per_session
 from tests.factories import MiB, create_agent, create_run, create_user
+from tests.services import in_the_background
 from tests.stack import ENGINE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,20 +53,29 @@ def short(preset: str) -> WorkloadSpec:
 
 @cache
 def engine_doc(preset: str, seed: int = 0, where: str | None = None) -> str:
-    """The real engine's JSON for the shortened preset (cached per module: it is only data), on a
-    file under `where` (default /tmp: a disk with O_DIRECT here)."""
-    with tempfile.TemporaryDirectory(prefix="iowatt-views-", dir=where) as tmp:
-        work = Path(tmp)
-        job = {"global": {"filename": str(work / "target.dat")}, "jobs": short(preset).engine_job()["jobs"]}
-        (work / "job.json").write_text(json.dumps(job))
-        r = subprocess.run(
-            [str(ENGINE), "--output-format=json", str(work / "job.json")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+    """The real engine's JSON for the shortened preset, on a file under `where` (default /tmp: a
+    disk with O_DIRECT here): only data, so run once per test session (`_once_per_session`: the
+    test processes that draw this module's tests share it), each `seed` a run of its own. Its
+    time-based jobs run flat out for their 0.1 s: on one CPU at the lowest priority
+    (tests/services.py `in_the_background`)."""
+    jobs = short(preset).engine_job()["jobs"]
+
+    def run() -> str:
+        with tempfile.TemporaryDirectory(prefix="iowatt-views-", dir=where) as tmp:
+            work = Path(tmp)
+            (work / "job.json").write_text(
+                json.dumps({"global": {"filename": str(work / "target.dat")}, "jobs": jobs})
+            )
+            r = subprocess.run(
+                in_the_background([str(ENGINE), "--output-format=json", str(work / "job.json")]),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    return _once_per_session(f"views {ENGINE} {seed} {where} {json.dumps(jobs, sort_keys=True)}", run)
 
 
 def real_run(

@@ -11,12 +11,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 import sqlalchemy.exc
-from alembic import command
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 from backend.models import Agent, Run, RunStatus
-from tests.conftest import alembic_config, reset_settings_caches
+from tests.conftest import reset_settings_caches
 from tests.factories import create_agent, create_run, create_user
 from tests.services import PG_BIN, Postgres, _as_pg_user, postgres
 from tests.waiting import wait_until
@@ -27,8 +26,7 @@ from worker.observe import BACKOFF_S, is_transient, retry_transient
 def own_pg(redis_url: str, db_url: str) -> Iterator[tuple[Postgres, str]]:
     """A PostgreSQL of this test's own (it is restarted), as the server's settings."""
     with postgres() as server:
-        url = server.create_database("iowatt_retry")
-        command.upgrade(alembic_config(url), "head")
+        url = server.migrated_database("iowatt_retry")  # the schema at the migrations' head
         saved = os.environ["IOWATT_DATABASE_URL"]
         os.environ["IOWATT_DATABASE_URL"] = url
         reset_settings_caches()
