@@ -41,7 +41,7 @@ CSS = """
 .pts-page td.heat { text-align: right; font-variant-numeric: tabular-nums; }
 .pts-grid { display: flex; gap: 10pt; }
 .pts-grid > div { flex: 1 1 0; min-width: 0; break-inside: avoid; }
-.pts-grid svg { max-width: 100%; height: auto; }
+.pts-grid svg, .pts-hir svg { max-width: 100%; height: auto; }
 """
 
 
@@ -456,7 +456,10 @@ def hir_chart(r: PtsReport) -> str:
         + f"<p class='muted'>Bursts of {h.burst_s} s, {h.bursts} per wait state; the steady state: the "
         f"preconditioning's window, {_e(iops_text(h.preconditioned_iops))}.</p>"
     )
-    return f"<div class='keep'><h3>IOPS per burst over time</h3>{chart}</div><div class='keep'>{table}</div>"
+    return (
+        f"<div class='keep pts-hir'><h3>IOPS per burst over time</h3>{chart}</div>"
+        f"<div class='keep'>{table}</div>"
+    )
 
 
 def page(c: CandidateRead, r: PtsReport) -> str:
