@@ -9,6 +9,7 @@
 
 #include "multifile.h"
 #include "patterns.h"
+#include "verify.h"
 
 enum { RG_TAUSWORTHE, RG_LFSR, RG_TAUSWORTHE64 };
 
@@ -344,6 +345,7 @@ struct patgen {
 	uint64_t count;                 /* I/Os issued, for rw=X:N */
 	uint64_t passes;                /* passes started */
 	uint64_t pass_ios;              /* I/Os issued in this pass */
+	int pass_end;                   /* verify: the pass ended, its read-back comes first (pat_pass_ended) */
 	unsigned char slot[100];        /* zoned: access percent -> zone */
 	struct zone_range zr[MAX_ZONES];/* zoned: byte range of each zone, relative to offset */
 };
@@ -364,6 +366,7 @@ int pat_active(const struct options *o)
 
 static void start_pass(struct worker *w, struct patgen *p)
 {
+	p->pass_end = 0;
 	p->pass_ios = 0;
 	p->passes++;
 	p->trim_len = 0;
@@ -615,8 +618,28 @@ int pat_next(struct worker *w, struct io_req *r)
 			w->issued += len;
 			return 0;
 		}
+		if (w->vw && verify_pass_ends_phase(w)) {
+			p->pass_end = 1; /* fio's job loop: this pass is read back before the next (verify.c) */
+			return 1;
+		}
 		if (!new_pass(w, p))
 			return 1;
 	}
 	return 1;
+}
+
+int pat_pass_ended(const struct patgen *p, uint64_t *passes)
+{
+	*passes = p->passes;
+	return p->pass_end && p->pass_ios;
+}
+
+void pat_restart(struct worker *w)
+{
+	start_pass(w, w->pat);
+}
+
+void pat_copy(struct patgen *dst, const struct patgen *src)
+{
+	*dst = *src;
 }

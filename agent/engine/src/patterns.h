@@ -29,6 +29,11 @@ int pat_setup(struct worker *w);                   /* 0 or -errno; sets w->pat w
 int pat_next(struct worker *w, struct io_req *r);  /* direction, size, offset; 1 = no more I/O */
 void pat_free(struct worker *w);
 struct patgen *pat_clone(const struct patgen *p); /* verify's replay cursor: a copy, or NULL (no memory) */
+/* verify with a hole pattern (verify.c): did the pass end (with I/O in it), the passes started;
+ * the next pass; the cursor's copy of the writer's state */
+int pat_pass_ended(const struct patgen *p, uint64_t *passes);
+void pat_restart(struct worker *w);
+void pat_copy(struct patgen *dst, const struct patgen *src);
 
 /* from worker.c: the plain generator's pieces the patterns reuse */
 uint64_t worker_pick_bs(struct worker *w, int ddir);

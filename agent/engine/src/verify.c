@@ -268,18 +268,16 @@ void verify_finalize(struct options *o)
 
 /* fio 3.33's job loop (thread_main, keep_running) writes one pass, reads it back, and then
  * starts another pass while the job's bytes, the read-back's included, are short of io_size (or
- * size); the engine has one write phase and one read-back. io_size beyond size is where the two
- * part: refused (io_size=1m, size=256k, bs=16k: fio 32 writes and 32 reads, the engine would do
- * 64 and 64; fio's examples/cross-stripe-verify.fio capped: 35 of each per clone where a pass is
- * 7 writes). A hole pattern whose pass ends at the file's end is the other case (README §
- * Verification, known differences) */
+ * size). The engine does so for hole patterns (verify_next_pass); elsewhere it has one write
+ * phase and one read-back, so io_size beyond size is refused there (io_size=1m, size=256k,
+ * bs=16k: fio 32 writes and 32 reads, one write phase would be 64 and 64) */
 void verify_validate(const struct options *o, const struct target *t)
 {
 	if (o->verify != VT_NONE && o->verify_dump && t->is_blk)
 		die_usage("verify_dump", "the target is a block device: no directory to write the dumps in");
 	if (o->verify == VT_NONE || !o->do_verify || o->verify_only || o->time_based || !rw_writes(o->rw))
 		return;
-	if (o->io_size > o->size)
+	if (o->io_size > o->size && o->rw_seq_add <= 0) /* positive holes: verify_next_pass */
 		die_usage("io_size", "%llu is larger than size (%llu) with verify: fio reads each pass back before the "
 			  "next and counts those reads in io_size (not implemented)",
 			  (unsigned long long)o->io_size, (unsigned long long)o->size);
@@ -923,13 +921,16 @@ int verify_next_phase(struct worker *w)
 	if (v->mode != VM_WRITE)
 		return 0;
 	uint64_t wend = v->t_wend = now_ns(); /* the write phase's end (fio's do_io returns) */
-	/* numjobs > 1: the clones write the same blocks; read back once all have written */
-	pthread_mutex_lock(&vj->mu);
-	if (++vj->arrived == o->numjobs)
-		pthread_cond_broadcast(&vj->cv);
-	while (vj->arrived < o->numjobs)
-		pthread_cond_wait(&vj->cv, &vj->mu);
-	pthread_mutex_unlock(&vj->mu);
+	/* numjobs > 1: the clones write the same blocks; read back once all have written (the first
+	 * pass: a hole pattern's later passes are each clone's own, as fio's processes) */
+	if (!v->phases++) {
+		pthread_mutex_lock(&vj->mu);
+		if (++vj->arrived == o->numjobs)
+			pthread_cond_broadcast(&vj->cv);
+		while (vj->arrived < o->numjobs)
+			pthread_cond_wait(&vj->cv, &vj->mu);
+		pthread_mutex_unlock(&vj->mu);
+	}
 	if (!o->do_verify || w->err || g_stop || w->filled)
 		return 0;
 	/* fio 3.33: the runtime bounds the whole job. A write phase the runtime ended has no read-back
@@ -948,7 +949,58 @@ int verify_next_phase(struct worker *w)
 		posix_fadvise(w->fd, (off_t)w->roff, (off_t)w->rsize, POSIX_FADV_DONTNEED);
 	cursor_swap(w); /* from here the worker runs the cursor */
 	v->mode = VM_VERIFY;
+	v->pace_on = w->pace.on;
 	w->pace.on = 0; /* no rate, thinktime or latency search in the read-back (pace.c) */
+	return 1;
+}
+
+/* fio's job loop with a hole pattern (rw=write:N): its pass ends at the file's end, is read back
+ * (do_verify), and keep_running starts another while the passes are fewer than loops or the job's
+ * bytes, the read-backs' included, are short of io_size (else size) by a block or more. Only
+ * positive holes: measured beside fio (examples/cross-stripe-verify.fio, capped: 35 writes and
+ * 35 reads per clone, passes of 7 writes, io_size 1 MiB); the other patterns' passes hold at
+ * least half of size, so fio never loops again there. */
+int verify_pass_ends_phase(const struct worker *w)
+{
+	const struct options *o = w->job->o;
+	return w->vw->mode == VM_WRITE && o->do_verify && !o->verify_only && !o->time_based && o->rw_seq_add > 0;
+}
+
+int verify_next_pass(struct worker *w)
+{
+	struct vworker *v = w->vw;
+	const struct options *o = w->job->o;
+	uint64_t passes, now = now_ns();
+	if (v->mode != VM_VERIFY || !v->pat || !pat_pass_ended(v->pat, &passes) || w->err || g_stop ||
+	    w->filled || atomic_load(&w->job->stop) || now >= w->deadline)
+		return 0;
+	if (passes >= o->loops) {
+		uint64_t done = w->d[DDIR_READ].bytes + w->d[DDIR_WRITE].bytes, limit = o->io_size ? o->io_size : o->size;
+		if (done >= limit || limit - done < opt_max_bs(o))
+			return 0;
+	}
+	/* the finished pass's times; the next write phase starts now */
+	if (v->phases == 1)
+		v->t_wend1 = v->t_wend;
+	else
+		v->w_ns += v->t_wend - v->t_pass;
+	v->v_ns += now - v->t_vstart;
+	v->t_vstart = 0;
+	v->t_pass = now;
+	cursor_swap(w); /* the writer's state back, then its next pass, copied to the cursor */
+	pat_restart(w);
+	v->rng = w->rng;
+	v->perm = w->perm;
+	v->perm_i = w->perm_i;
+	v->seq_pos[0] = w->seq_pos[0];
+	v->seq_pos[1] = w->seq_pos[1];
+	v->issued = w->issued;
+	v->nios = w->nios;
+	pat_copy(v->pat, w->pat);
+	v->since = v->batch_left = 0;
+	v->backlog_state = 0;
+	v->mode = VM_WRITE;
+	w->pace.on = v->pace_on;
 	return 1;
 }
 
@@ -972,10 +1024,13 @@ void verify_dir_ns(const struct worker *w, uint64_t t0, uint64_t meas_ns, uint64
 	if (!v || !v->t_wend)
 		return; /* no write phase (a read job, verify_only): one phase, as before */
 	uint64_t wph = v->t_wend > t0 ? v->t_wend - t0 : 0, vph = 0;
+	if (v->t_wend1) /* several passes (verify_next_pass): the sums of their phases */
+		wph = (v->t_wend1 > t0 ? v->t_wend1 - t0 : 0) + v->w_ns + (v->t_wend > v->t_pass ? v->t_wend - v->t_pass : 0);
 	if (v->t_vstart) {
 		uint64_t from = v->t_vstart > t0 ? v->t_vstart : t0;
 		vph = w->t_end > from ? w->t_end - from : 0;
 	}
+	vph += v->v_ns;
 	out[1] = out[2] = wph;
 	/* fio 3.33's thread_main: a job that reads (rw, randrw) adds the write phase to the read
 	 * runtime, then do_verify adds the read-back's; verify_backlog's reads in the write phase do

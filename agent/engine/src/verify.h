@@ -73,6 +73,12 @@ struct vworker {
 	/* fio times each phase on its own: the write phase ends here (after end_fsync), the read-back
 	 * starts after the clones' barrier (its fsync and cache drop are part of it, as fio's) */
 	uint64_t t_wend, t_vstart;  /* 0: not reached */
+	/* hole patterns (rw=write:N): fio's job loop, a read-back after every pass (verify_next_pass) */
+	unsigned phases;        /* read-backs started */
+	uint64_t t_pass;        /* this pass's write phase began (0: the job's start) */
+	uint64_t w_ns, v_ns;    /* the finished passes' write phases (after the first) and read-backs */
+	uint64_t t_wend1;       /* the first pass's write phase ended (0: one pass) */
+	int pace_on;            /* the job's pacing, off in read-backs */
 };
 
 /* options.c: the rows' parsers and the checks that need no target */
@@ -93,6 +99,8 @@ int verify_gen(struct worker *w, struct io_req *r); /* gen_io with the phases of
 int verify_hold(struct worker *w);                /* async: 1 = submit nothing new (backlog drain) */
 void verify_done(struct worker *w, struct io_req *r); /* a read with vcheck completed */
 int verify_next_phase(struct worker *w);          /* after the write phase: 1 = run the verify phase */
+int verify_pass_ends_phase(const struct worker *w); /* patterns.c: a pass end ends the write phase */
+int verify_next_pass(struct worker *w);           /* after a read-back: 1 = run the next pass's writes */
 void verify_finish(struct worker *w);             /* failures -> the worker's error (EILSEQ) */
 /* report.c: the clone's measured time per direction (read, write, trim) as fio's update_runtime
  * counts it for a verify job (meas_ns: its whole measured time, from t0): writes the write

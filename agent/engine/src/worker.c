@@ -1059,7 +1059,13 @@ void *worker_main(void *arg)
 			}
 		/* verify family: read back and check what was written (src/verify.c) */
 		if (w->vw) {
-			if (verify_next_phase(w)) {
+			while (verify_next_phase(w)) {
+				if (j->ops->flags & ENGINE_F_SYNC)
+					run_sync(w);
+				else
+					run_async(w);
+				if (!verify_next_pass(w)) /* a hole pattern's next pass (fio's job loop) */
+					break;
 				if (j->ops->flags & ENGINE_F_SYNC)
 					run_sync(w);
 				else
