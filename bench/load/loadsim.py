@@ -22,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import json
 import os
 import pwd
 import random
 import secrets
 import shutil
+import ssl
 import statistics
 import subprocess
 import sys
@@ -191,6 +193,7 @@ def platform(
     api_workers: int | None = None,
     api_processes: int = 0,
     workers: int = 1,
+    keep: Path | None = None,
 ) -> Iterator[Platform]:
     """Migrations, the admin, then the processes exactly as `scripts/up.sh` starts them: the API
     through `backend.serve` (uvicorn processes without access log: `api_workers`, by default as
@@ -201,7 +204,10 @@ def platform(
     processes (`backend.serve --workers 1`), each on its own port with its own metrics directory,
     behind Caddy (deploy/caddy/several-apis.Caddyfile), whose address is the platform's URL;
     `workers` Celery workers (`-n worker-K@%h`, `--concurrency worker_concurrency` each) and one
-    beat, on the one PostgreSQL and Redis."""
+    beat, on the one PostgreSQL and Redis.
+
+    `keep`: the processes' logs are copied there when the stack stops (`bench/load/trace.py` reads
+    the API's `http.request` lines and the worker's task lines of each run)."""
     import psycopg
 
     work = Path(tempfile.mkdtemp(prefix="iowatt-load-"))
@@ -324,6 +330,8 @@ def platform(
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait()
+        if keep is not None:
+            shutil.copytree(logs, keep / "logs", dirs_exist_ok=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -410,9 +418,19 @@ _actor_client: contextvars.ContextVar[httpx.AsyncClient | None] = contextvars.Co
 )
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client of the simulator (the stack speaks plain HTTP; Caddy's
+    topology too). httpx builds a default one per client otherwise, loading the CA store: ~40 ms
+    of CPU each, and the agents' clients are made at once on the simulator's one event loop, so
+    200 agents held it ~8 s of CPU before their first request (a minute at load 14: every agent's
+    inventory and first poll late, `_until_online` timing out), 1,000 agents ~40 s."""
+    return ssl.create_default_context()
+
+
 def _own_client(timeout: float = 60) -> httpx.AsyncClient:
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=4, keepalive_expiry=4.0)
-    return httpx.AsyncClient(limits=limits, timeout=timeout)
+    return httpx.AsyncClient(limits=limits, timeout=timeout, verify=_tls())
 
 
 # --- measurements ---------------------------------------------------------------------------------
@@ -441,6 +459,10 @@ class Recorder:
     duplicates: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # 200 "already stored"
     samples_sent: dict[str, int] = field(default_factory=dict)
     agent_of: dict[str, str] = field(default_factory=dict)
+    # for bench/load/trace.py: the X-Request-ID of the run's POST /runs and of the long-poll that
+    # brought its lease (the server logs each request, and the tasks a request queued, under it)
+    post_request: dict[str, str] = field(default_factory=dict)
+    lease_request: dict[str, str] = field(default_factory=dict)
 
     def note(self, route: str, status: int, ms: float) -> None:
         self.route_ms[route].append(ms)
@@ -452,6 +474,28 @@ class Recorder:
 
     def start_ms(self) -> list[float]:
         return [(self.started[r] - self.posted[r]) * 1000 for r in self.started if r in self.posted]
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Per queued run: its ids and the simulator's moments (UTC seconds since the epoch, as the
+        server's log timestamps): POST /runs sent and answered, lease received, start answered."""
+        wall = time.time() - time.monotonic()
+
+        def at(d: dict[str, float], r: str) -> float | None:
+            return d[r] + wall if r in d else None
+
+        return [
+            {
+                "run_id": r,
+                "agent_id": self.agent_of.get(r),
+                "post_request_id": self.post_request.get(r),
+                "lease_request_id": self.lease_request.get(r),
+                "posted": at(self.posted, r),
+                "created": at(self.created, r),
+                "leased": at(self.leased, r),
+                "started": at(self.started, r),
+            }
+            for r in self.posted
+        ]
 
     def routes(self) -> dict[str, dict[str, float]]:
         out = {}
@@ -517,20 +561,19 @@ class Sim:
         token: str,
         *,
         client: httpx.AsyncClient | None = None,
+        request_id: str | None = None,
         **kw: Any,
     ) -> httpx.Response | None:
         """One request, timed per route. Each simulated agent and user has its own client (as real
         ones do): one shared pool of 400 connections costs httpcore O(connections) per request."""
         client = client or _actor_client.get() or self.client
         assert client is not None
+        headers = {"Authorization": f"Bearer {token}", **kw.pop("headers", {})}
+        if request_id is not None:
+            headers["X-Request-ID"] = request_id
         t0 = time.perf_counter()
         try:
-            r = await client.request(
-                method,
-                self.api + url,
-                headers={"Authorization": f"Bearer {token}", **kw.pop("headers", {})},
-                **kw,
-            )
+            r = await client.request(method, self.api + url, headers=headers, **kw)
         except httpx.HTTPError as e:
             self.rec.note(route, 0, (time.perf_counter() - t0) * 1000)
             if len(self.rec.errors) < 50:
@@ -629,8 +672,11 @@ class Sim:
             json={**INVENTORY, "hostname": f"load-{k:04d}"},
         )
         hb = asyncio.create_task(self._heartbeats(k))
+        polls = 0
         try:
             while not self.stop_agents.is_set():
+                polls += 1
+                poll_id = f"load-poll-{k}-{polls}"
                 r = await self.call(
                     "POST",
                     "POST /agents/{id}/lease (long-poll)",
@@ -639,6 +685,7 @@ class Sim:
                     params={"wait_s": cfg.lease_wait_s},
                     json={"boot_id": self.boot_ids[k]},
                     timeout=cfg.lease_wait_s + 30,
+                    request_id=poll_id,
                 )
                 if r is None or r.status_code != 200:
                     await asyncio.sleep(1)
@@ -649,6 +696,7 @@ class Sim:
                 now = time.monotonic()
                 run_id, lease_id = lease["run_id"], lease["lease_id"]
                 self.rec.leased.setdefault(run_id, now)
+                self.rec.lease_request.setdefault(run_id, poll_id)
                 self.rec.lease_ids[run_id].add(lease_id)
                 self.busy_run[k], self.busy_lease[k] = run_id, lease_id
                 await self._run(k, run_id, lease_id, token)
@@ -779,8 +827,9 @@ class Sim:
             "workload_id": self.quick_id,
             "idle_s": self.cfg.idle_s,
         }
+        post_id = f"load-run-{uuid.uuid4().hex[:12]}"
         t0 = time.monotonic()
-        r = await self.call("POST", "POST /runs", "/runs", token, json=body)
+        r = await self.call("POST", "POST /runs", "/runs", token, json=body, request_id=post_id)
         if r is None or r.status_code != 201:
             self.idle.add(k)
             return
@@ -788,6 +837,7 @@ class Sim:
         self.rec.posted[run_id] = t0
         self.rec.created[run_id] = time.monotonic()
         self.rec.agent_of[run_id] = self.agents[k][0]
+        self.rec.post_request[run_id] = post_id
 
     # ---- one measured round
     async def round(self) -> dict[str, Any]:
@@ -821,6 +871,7 @@ class Sim:
             "routes": rec.routes(),
             "errors": rec.errors[:20],
             "run_ids": list(rec.posted),
+            "trace": rec.trace(),
             "samples_sent": dict(rec.samples_sent),
             "agent_stored": dict(rec.stored),
             "agent_duplicates": dict(rec.duplicates),
@@ -932,7 +983,7 @@ async def running(p: Platform, cfg: Config) -> Any:
     """Enrolled agents polling, users with tokens; agents stopped at the end."""
     sim = Sim(p, cfg)
     limits = httpx.Limits(max_connections=20, max_keepalive_connections=20, keepalive_expiry=4.0)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+    async with httpx.AsyncClient(limits=limits, timeout=60, verify=_tls()) as client:
         sim.client = client
         await sim.setup()
         sim.users = p.user_tokens[: cfg.users]
@@ -1088,7 +1139,7 @@ async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any
         buf = "".join(f"{run_id}\t{t}\t{v!r}\n" for t, v in zip(t_ns, value, strict=True)).encode()
 
         async def api_once(rid: str = run_id, data: bytes = payload) -> float:
-            async with httpx.AsyncClient() as fresh:  # a new connection: no keep-alive race
+            async with httpx.AsyncClient(verify=_tls()) as fresh:  # a new connection: no keep-alive race
                 t = time.perf_counter()
                 r = await fresh.put(
                     f"{sim.api}/runs/{rid}/result",

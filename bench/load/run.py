@@ -148,7 +148,16 @@ def main() -> int:
         "libs/ from git archive): a side-by-side measurement with this simulator",
     )
     ap.add_argument("--json", type=Path, help="write every measurement here")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the server's logs in DIR/logs and every measurement in DIR/load.json (with each "
+        "run's trace): `bench/load/trace.py DIR` then follows each run through the API and the worker",
+    )
     args = ap.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        args.json = args.json or args.keep / "load.json"
     if args.server_tree:
         loadsim.SERVER_TREE = args.server_tree.resolve()
     cfg = loadsim.Config(
@@ -176,6 +185,7 @@ def main() -> int:
             api_workers=args.api_workers,
             api_processes=args.api_processes,
             workers=args.workers,
+            keep=args.keep,
         ) as p,
     ):
         print(f"stack up in {time.monotonic() - t_all:.0f} s: {p.url}", flush=True)
