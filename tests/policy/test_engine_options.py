@@ -125,7 +125,7 @@ INERT = {
     "verify_backlog_batch": "as verify_backlog",
     "verify_state_save": "refused by the engine when 1",
     "verify_state_load": "refused by the engine when 1",
-    "verify_async": "refused by the engine unless 0",
+    "verify_async": "the job's own threads verify its reads (no threads of their own)",
     "openfiles": "descriptors, at most the engine's max_files (4096)",
     "file_service_type": "which of the job's files is next",
     "create_on_open": "when files are created, not how many",
@@ -173,7 +173,7 @@ INERT = {
     "allow_file_create": "0 refuses a missing file: fewer files, never more",
     # s11 engine (src/control.c)
     "error_dump": "stderr lines of I/O errors",
-    "create_serialize": "the layout's order (0 is refused by the engine)",
+    "create_serialize": "the layout's order (0: a single file's when its start group starts)",
 }
 
 
