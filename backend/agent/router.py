@@ -38,9 +38,9 @@ from backend.models import Agent
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
-def policy_of(inventory: dict[str, Any] | None) -> PolicyRead | None:
-    """The policy part of a stored inventory as libs/policy reads it (limits with the host's
-    defaults filled in), or None."""
+def policy_of(inventory: Inventory | dict[str, Any] | None) -> PolicyRead | None:
+    """The policy part of an inventory (read, or stored) as libs/policy reads it (limits with the
+    host's defaults filled in), or None."""
     reported = reported_policy(inventory)
     if reported is None:
         return None
@@ -53,7 +53,12 @@ def policy_of(inventory: dict[str, Any] | None) -> PolicyRead | None:
     return PolicyRead.model_validate(doc)
 
 
-def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
+def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID], inventory: Inventory | None = None) -> AgentRead:
+    """`inventory`: the agent's inventory already read (PUT /inventory's body); else the stored one
+    is read once, for the answer and its policy (each read validates the whole document; it was
+    read twice per agent: docs/benchmarks.md § A thousand agents)."""
+    if inventory is None:
+        inventory = Inventory.read(agent.inventory)
     return AgentRead(
         id=agent.id,
         team_id=agent.team_id,
@@ -67,8 +72,8 @@ def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID]) -> AgentRead:
         revoked_at=agent.revoked_at,
         token_expires_at=agent.token_expires_at,
         agent_version=agent.agent_version,
-        inventory=agent.inventory,
-        policy=policy_of(agent.inventory),
+        inventory=inventory,
+        policy=policy_of(inventory),
         current_run_id=current.get(agent.id),
     )
 
@@ -228,7 +233,7 @@ def put_inventory(
     agent_id: uuid.UUID, inventory: Inventory, principal: AgentDep, session: SessionDep
 ) -> AgentRead:
     agent = service.put_inventory(session, principal=principal, agent_id=agent_id, inventory=inventory)
-    return _read(agent, repository.current_runs(session, [agent.id]))
+    return _read(agent, repository.current_runs(session, [agent.id]), inventory)
 
 
 def _authenticate_short_tx(factory: sessionmaker[Session], raw_token: str) -> object:

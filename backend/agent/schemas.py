@@ -283,7 +283,11 @@ class Inventory(_InventoryPart):
         before them) is left out: a field, or the list item or object it belongs to."""
         if not isinstance(raw, dict):
             return None
-        doc: Any = copy.deepcopy(raw)
+        try:  # a row today's bounds accept (nearly every one) needs no copy: validation reads only
+            return cls.model_validate(raw)
+        except ValidationError:
+            pass
+        doc: Any = copy.deepcopy(raw)  # the sweep marks the copy's refused parts
         for _ in range(20):
             try:
                 return cls.model_validate(doc)
