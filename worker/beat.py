@@ -1,6 +1,11 @@
-"""Periodic housekeeping; every entry expires so a backlog never piles up behind a dead worker."""
+"""Periodic housekeeping; every entry expires so a backlog never piles up behind a dead worker.
+Each is sent at its task's broker priority (backend.outbox.priority_of: the dispatch path first)."""
 
-BEAT_SCHEDULE = {
+from typing import Any
+
+from backend.outbox import priority_of
+
+_SCHEDULE: dict[str, dict[str, Any]] = {
     "expire-stale-leases": {"task": "run.expire_stale_leases", "schedule": 15.0, "options": {"expires": 14}},
     "dispatch-pending": {"task": "run.dispatch_pending", "schedule": 10.0, "options": {"expires": 9}},
     "mark-silent-agents-offline": {
@@ -18,4 +23,9 @@ BEAT_SCHEDULE = {
     "alert-scan": {"task": "alert.scan", "schedule": 15.0, "options": {"expires": 14}},
     "alert-retry-due": {"task": "alert.retry_due", "schedule": 15.0, "options": {"expires": 14}},
     "repair-derived": {"task": "outbox.repair", "schedule": 60.0, "options": {"expires": 55}},
+}
+
+BEAT_SCHEDULE = {
+    name: {**entry, "options": {**entry["options"], "priority": priority_of(entry["task"])}}
+    for name, entry in _SCHEDULE.items()
 }

@@ -34,6 +34,30 @@ from backend.models import OutboxTask
 if TYPE_CHECKING:
     from celery import Celery
 
+# The broker's order (ADR 0012, amended): the tasks that put a queued run on its agent go ahead
+# of everything the worker computes after a run (energy, series, alerts, schedules). kombu's Redis
+# transport keeps a list per priority step and a worker takes the next message from the first
+# non-empty one, 0 first; a worker busy with derived data (a series' tracking is a second of CPU
+# under load) otherwise left `run.dispatch` behind a queue of them: seconds before a run reached
+# its idle agent (docs/benchmarks.md § A thousand agents, "dispatch waited behind derived data").
+DISPATCH_PRIORITY = 0
+BACKGROUND_PRIORITY = 6
+DISPATCH_TASKS = frozenset(
+    {
+        "run.dispatch",
+        "run.dispatch_pending",
+        "run.expire_stale_leases",
+        "agent.mark_silent_offline",
+        "outbox.send",  # the sender of last resort for an unsent run.dispatch
+    }
+)
+
+
+def priority_of(name: str) -> int:
+    """The broker priority of task `name` (kombu's Redis transport: lower first)."""
+    return DISPATCH_PRIORITY if name in DISPATCH_TASKS else BACKGROUND_PRIORITY
+
+
 _KEY = "iowatt_outbox"
 REQUEST_ID_KWARG = "_request_id"
 REQUEST_ID_HEADER = "iowatt_request_id"
@@ -79,7 +103,9 @@ def _publish(row: OutboxTask) -> None:
     kwargs = dict(row.kwargs)
     request_id = kwargs.pop(REQUEST_ID_KWARG, None)
     headers = {REQUEST_ID_HEADER: request_id} if request_id else None
-    producer().send_task(row.name, kwargs=kwargs, headers=headers, retry=False)
+    producer().send_task(
+        row.name, kwargs=kwargs, headers=headers, retry=False, priority=priority_of(row.name)
+    )
 
 
 def send_pending(session: Session, ids: Iterable[int] | None = None, limit: int = BATCH) -> int:

@@ -48,8 +48,15 @@ def get_for_agent(session: Session, run_id: uuid.UUID, agent_id: uuid.UUID) -> R
     return session.scalar(select(Run).where(Run.id == run_id, Run.agent_id == agent_id).with_for_update())
 
 
-def get_locked(session: Session, run_id: uuid.UUID) -> Run | None:
-    return session.scalar(select(Run).where(Run.id == run_id).with_for_update(skip_locked=True))
+def queued_locked(session: Session, run_id: uuid.UUID) -> Run | None:
+    """The run while it is queued, locked (skipping one another dispatcher holds). A run past queued
+    is neither returned nor locked: the agent's look takes its assigned run with SKIP LOCKED
+    (`assigned_to`), so a second dispatch of an assigned run (its own `run.dispatch` after
+    `run.dispatch_pending` assigned it, or the reverse) holding the row at that moment made the
+    woken look miss it until the long-poll's periodic re-check, ~5 s later (bench/load's trace)."""
+    return session.scalar(
+        select(Run).where(Run.id == run_id, Run.status == RunStatus.queued).with_for_update(skip_locked=True)
+    )
 
 
 @dataclass(frozen=True)

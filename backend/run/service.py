@@ -777,8 +777,8 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     Idempotent: a run that is not queued (or is locked by another dispatcher) is left alone.
     Returns the agent's id when the run was assigned; the caller wakes that agent after commit.
     """
-    run = repository.get_locked(session, run_id)
-    if run is None or run.status != RunStatus.queued:
+    run = repository.queued_locked(session, run_id)
+    if run is None:
         return None
     if run.group_id is not None:
         return _dispatch_group(session, run, run.group_id)

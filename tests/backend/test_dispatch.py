@@ -4,6 +4,7 @@ import uuid
 from datetime import timedelta
 
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from backend.agent import repository as agent_repo
@@ -11,6 +12,7 @@ from backend.kit.time import utcnow
 from backend.models import RunStatus
 from backend.run import service as run_service
 from tests.factories import create_agent, create_run, create_user, engine_document
+from tests.services import Postgres
 
 
 def test_dispatch_needs_an_online_idle_agent(session: Session) -> None:
@@ -126,3 +128,24 @@ def test_revoking_through_the_service_fails_unfinished_runs_and_keeps_finished_o
     assert a.agent.deleted_at is not None and a.agent.revoked_at is not None and not a.agent.online
     assert (done.status, queued.status) == (RunStatus.succeeded, RunStatus.failed)
     assert queued.error == "the agent was deleted"
+
+
+def test_a_second_dispatch_of_an_assigned_run_leaves_it_to_the_agents_look(pg: Postgres) -> None:
+    """An assigned run is dispatched again (its own `run.dispatch` arriving after
+    `run.dispatch_pending` assigned it): that dispatcher must not lock the row, since the agent's
+    look, woken at the same moment, takes the assigned run with SKIP LOCKED and would miss it until
+    the long-poll's re-check, seconds later (bench/load's trace found such runs: lease ~5 s late)."""
+    eng = create_engine(pg.migrated_database("iowatt_dispatch_again"))
+    try:
+        with Session(eng, expire_on_commit=False) as s:
+            u = create_user(s)
+            a = create_agent(s, team=u.team)
+            run = create_run(s, agent=a.agent)
+            assert run_service.dispatch(s, run_id=run.id) == a.agent.id
+            s.commit()
+        with Session(eng) as dispatcher, Session(eng) as look:
+            assert run_service.dispatch(dispatcher, run_id=run.id) is None  # its transaction still open
+            taken = run_service.hand_out(look, agent_id=a.agent.id)
+            assert taken is not None and taken.id == run.id
+    finally:
+        eng.dispose()

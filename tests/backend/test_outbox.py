@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
 
+import kombu
 import pytest
 import redis
 from fastapi.testclient import TestClient
@@ -64,13 +65,16 @@ class LocalRedis:
             self.proc = None
 
     def messages(self, queue: str = "celery") -> list[tuple[str, dict[str, Any]]]:
-        """Pop every message the producer published: (task name, kwargs)."""
+        """Pop every message the producer published: (task name, kwargs), in the order a worker
+        takes them (kombu's Redis transport: a list per priority step, the first non-empty one,
+        oldest first)."""
         out = []
         with redis.Redis.from_url(self.url) as r:
-            while (raw := cast(bytes | None, r.rpop(queue))) is not None:
-                msg = json.loads(raw)
-                _, kwargs, _ = json.loads(base64.b64decode(msg["body"]))
-                out.append((msg["headers"]["task"], kwargs))
+            for key in (queue, *(f"{queue}\x06\x16{p}" for p in (3, 6, 9))):
+                while (raw := cast(bytes | None, r.rpop(key))) is not None:
+                    msg = json.loads(raw)
+                    _, kwargs, _ = json.loads(base64.b64decode(msg["body"]))
+                    out.append((msg["headers"]["task"], kwargs))
         return out
 
 
@@ -139,6 +143,38 @@ def test_a_savepoint_released_inside_a_rolled_back_transaction_sends_nothing(
     with unit_of_work() as s3:
         rows = s3.scalars(select(OutboxTask)).all()
     assert [(t.name, t.sent_at is not None) for t in rows] == [("test.sent", True)]
+
+
+def test_a_run_dispatch_is_taken_before_the_derived_tasks_queued_ahead_of_it(
+    env: tuple[str, LocalRedis],
+) -> None:
+    """A worker busy with derived data (energy, a series' tracking: up to a second each under load)
+    takes `run.dispatch` next, not after every task queued before it: the dispatch path's tasks are
+    published at the broker's first priority (backend.outbox.priority_of). Read here through the
+    worker's own transport (kombu's Redis channel, as the worker's consumer reads)."""
+    from backend.db import unit_of_work
+    from worker.app import celery_app
+
+    _, r = env
+    with unit_of_work() as s:  # in the order a busy server queues them: results first
+        for name in ("energy.compute_run", "series.track_run", "energy.compute_run", "alert.deliver"):
+            enqueue(s, name, run_id=str(uuid.uuid4()))
+        enqueue(s, "run.dispatch", run_id="the-run")
+        enqueue(s, "series.track_run", run_id=str(uuid.uuid4()))
+    taken = []
+    with kombu.Connection(r.url) as conn:  # (the worker app's broker is the first test's Redis)
+        queue = conn.SimpleQueue("celery", no_ack=True)
+        for _ in range(6):
+            taken.append(queue.get(timeout=5).headers["task"])
+        queue.close()
+    assert taken[0] == "run.dispatch", taken
+    assert (
+        sorted(taken[1:])
+        == ["alert.deliver", "energy.compute_run", "energy.compute_run"] + ["series.track_run"] * 2
+    )
+    # the beat's periodic dispatch-path tasks go first too, the periodic derived ones after
+    beat = {e["task"]: e["options"]["priority"] for e in celery_app.conf.beat_schedule.values()}
+    assert beat["run.dispatch_pending"] < beat["alert.scan"] and beat["outbox.send"] < beat["schedule.tick"]
 
 
 def _leased_run(url: str, client: TestClient) -> tuple[uuid.UUID, dict[str, Any], dict[str, str]]:
