@@ -77,6 +77,12 @@ export async function ptsSteps({ page, run, shot }) {
       check(hir.includes("WS1: 1 s idle") && hir.includes("WS10: 10 s idle"), `HIR plan: ${hir}`);
       const hirPlan = (await plan.textContent()) ?? "";
       check(hirPlan.includes("the test starts from the purged state"), `HIR plan: ${hirPlan}`);
+      // five one-second rounds at least, 25 at most, and 62 s of wait states and baselines
+      check(
+        hirPlan.includes("Rounds and wait states: 1 min 7 s to 1 min 27 s"),
+        `HIR plan: ${hirPlan}`,
+      );
+      await shot("M-new-run-pts-hir", false);
       await page.selectOption("[data-testid=pts-test]", "iops");
       await page.waitForFunction(() =>
         document

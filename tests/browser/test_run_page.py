@@ -105,7 +105,7 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
         assert live.wait(live_id)["status"] == "succeeded"
         for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs"):
             _shot(report, tmp_path, shot)
-        for shot in ("M-new-run-pts", "M-pts-report", "M-pts-wsat", "M-pts-hir"):
+        for shot in ("M-new-run-pts", "M-new-run-pts-hir", "M-pts-report", "M-pts-wsat", "M-pts-hir"):
             _shot(report, tmp_path, shot)
     finally:
         for d in dirs:

@@ -173,7 +173,8 @@ export function PtsPlanBox({ plan }: { plan: PtsPlan }) {
     <div className="small span-all pts-plan" data-testid="pts-plan">
       <p>
         <strong data-testid="pts-plan-duration">
-          Rounds: {formatSeconds(plan.minRoundsSeconds)} to {formatSeconds(plan.maxRoundsSeconds)}
+          {plan.hirSeconds > 0 ? "Rounds and wait states" : "Rounds"}:{" "}
+          {formatSeconds(plan.minRoundsSeconds)} to {formatSeconds(plan.maxRoundsSeconds)}
         </strong>{" "}
         {steady
           ? `(steady state can hold from round ${WINDOW_ROUNDS}; at most ${plan.roundLimit} rounds)`
@@ -187,7 +188,7 @@ export function PtsPlanBox({ plan }: { plan: PtsPlan }) {
           : ""}
         {plan.wipc
           ? ""
-          : ": no workload-independent preconditioning, the test starts from the purged state"}
+          : " (no workload-independent preconditioning: the test starts from the purged state)"}
         .
       </p>
       <dl className="pts-facts">
