@@ -8,8 +8,9 @@
 Same sources + same SOURCE_DATE_EPOCH = the same bytes: every member's time is SOURCE_DATE_EPOCH,
 owners are 0/root-less, modes 0644/0755, members sorted, gzip's own header carries no time or
 name, and a wheel's zip entries likewise (`normalize_wheel`, `normalize_sdist`). The projects are
-built by the locked setuptools through its PEP 517 hooks, in a copy of the project's files as git
-has them (never an untracked or changed file)."""
+built by their locked build backend (the server's setuptools, the agent's, the client's and the
+libraries' flit_core: pyproject's `build-backend`) through its PEP 517 hooks, in a copy of the
+project's files as git has them (never an untracked or changed file)."""
 
 import gzip
 import io
@@ -20,6 +21,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -99,9 +101,11 @@ def build_python(project: str, out_dir: Path) -> list[Path]:
             shutil.copy2(REPO / f, dest)
             os.utime(dest, (when, when))
         dist = Path(tmp) / "dist"
-        # the directory in the code, not in sys.argv: setuptools' hooks rewrite sys.argv
+        # the project's own backend (setuptools for the server, flit_core for the others); the
+        # directory in the code, not in sys.argv: setuptools' hooks rewrite sys.argv
+        backend = tomllib.loads((src / "pyproject.toml").read_text())["build-system"]["build-backend"]
         hooks = (
-            f"import setuptools.build_meta as b; d = {str(dist)!r}; "
+            f"import {backend} as b; d = {str(dist)!r}; "
             "s = b.build_sdist(d); w = b.build_wheel(d); print(f'\\nBUILT {s} {w}')"
         )
         env = {**os.environ, "SOURCE_DATE_EPOCH": str(when), "PYTHONHASHSEED": "0"}

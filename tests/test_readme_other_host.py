@@ -9,7 +9,7 @@ What differs from a real host, and why:
   `libs/`: no `build/`, no `*.egg-info` left by the repo's editable install.
 - No network: pip gets `--no-index` and `--find-links` to a wheelhouse packed from the
   distributions installed in the repo's venv (the same pinned versions `make deps` installed,
-  including the build backend setuptools, a dev dependency for this reason), so pip builds the
+  including the build backend flit_core, a build dependency for this reason), so pip builds the
   local projects in its usual isolated build environment as on a real host. Anything the README
   forgets to install is missing here as on a clean machine: pip fails to resolve it.
 - `python3` is the interpreter this test runs under (its base, not the venv), so the wheels'
@@ -120,7 +120,7 @@ def _pack_wheel(dist: md.Distribution, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheelhouse")
-    for dist in _closure(["iowatt-agent", "setuptools"]):
+    for dist in _closure(["iowatt-agent", "flit-core"]):
         _pack_wheel(dist, out)
     return out
 
