@@ -64,12 +64,13 @@ def verdict_text(r: PtsReport) -> str:
     v = r.verdict
     if not v.steady_state_applies:
         return f"no steady-state rule ({v.test}: {v.rounds} rounds over time)"
+    of = "preconditioning: " if v.test == "hir" else ""  # HIR's rounds precondition; wait states follow
     if v.steady_state_reached:
         return (
-            f"steady state reached in round {v.steady_state_round} "
+            f"{of}steady state reached in round {v.steady_state_round} "
             f"(window rounds {v.window_first_round}–{v.window_last_round})"
         )
-    return f"steady state not reached in {v.rounds} rounds"
+    return f"{of}steady state not reached in {v.rounds} rounds"
 
 
 def iops_text(v: float | None) -> str:

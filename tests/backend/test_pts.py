@@ -351,6 +351,7 @@ def test_host_idle_recovery_is_queued_reported_and_printed(client: TestClient, s
     assert "Host Idle Recovery" in html and "IOPS per burst over time" in html
     assert "WS10: 10 s idle" in html and "baseline after WS1" in html
     assert "none: the test starts from the purged state" in html
+    assert "preconditioning: steady state" in html
 
 
 _JSON = st.recursive(

@@ -83,6 +83,9 @@ describe("the PTS report's shaping", () => {
     expect(verdictText({ ...verdict, test: "wsat", steady_state_applies: false })).toContain(
       "no steady-state rule",
     );
+    expect(verdictText({ ...verdict, test: "hir" })).toBe(
+      "preconditioning: steady state reached in round 7 (window rounds 3–7)",
+    );
   });
   it("plots every block size at the tracking variable's mix for IOPS", () => {
     const report = {

@@ -53,10 +53,12 @@ export function heat(v: number | null, all: (number | null)[]): number | null {
 export function verdictText(v: PtsReport["verdict"]): string {
   if (!v.steady_state_applies)
     return `no steady-state rule (${v.test}: ${v.rounds} rounds over time)`;
+  // Host Idle Recovery's rounds are its preconditioning; the wait states follow either way
+  const of = v.test === "hir" ? "preconditioning: " : "";
   if (v.steady_state_reached) {
-    return `steady state reached in round ${v.steady_state_round} (window rounds ${v.window_first_round}–${v.window_last_round})`;
+    return `${of}steady state reached in round ${v.steady_state_round} (window rounds ${v.window_first_round}–${v.window_last_round})`;
   }
-  return `steady state not reached in ${v.rounds} rounds`;
+  return `${of}steady state not reached in ${v.rounds} rounds`;
 }
 
 /** The convergence plot's lines: for IOPS every block size at the tracking variable's R/W mix
