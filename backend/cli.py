@@ -1,9 +1,11 @@
 """Server administration: `iowatt-server bootstrap | enrollment-token | ensure-builtins | migrate |
-backup | restore`, and `--version`."""
+backup | restore | series backfill`, and `--version`."""
 
 import os
 import secrets
 import tempfile
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +26,8 @@ from backend.ops import migrate as ops_migrate
 from backend.workload.service import ensure_builtins
 
 app = typer.Typer(help="iowatt server administration", no_args_is_help=True)
+series_app = typer.Typer(help="series of runs (history and change detection)", no_args_is_help=True)
+app.add_typer(series_app, name="series")
 
 
 def _write_secret(path: Path, content: str) -> None:
@@ -217,3 +221,47 @@ def restore(
 
 if __name__ == "__main__":
     app()
+
+
+@series_app.command("backfill")
+def series_backfill(
+    team: Annotated[
+        str | None, typer.Option(help="only this team's runs (its name); default: every team")
+    ] = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="only runs created at or after this UTC time (e.g. 2026-01-01)")
+    ] = None,
+    batch: Annotated[int, typer.Option(min=1, max=5000, help="runs examined per transaction")] = 500,
+) -> None:
+    """Every run with a stored result that is in no series joins its series (made when it is the
+    first): after an upgrade from a version without series, the runs stored before give their
+    history. Batched ((created_at, id) order, one transaction each), resumable (a run already in a
+    series is never examined again: run it again after an interruption) and idempotent. Joined
+    runs are not tested as new runs (an old regression does not page anyone); each series it
+    touched is then searched for change points by the worker (`series.backfill`), which shows old
+    changes on the history page without alerting."""
+    from backend.series import service as series_service
+
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)  # times on the command line are UTC, as on the wire
+    team_id: uuid.UUID | None = None
+    if team is not None:
+        with unit_of_work() as session:
+            row = _team_named(session, team)
+            if row is None:
+                raise typer.BadParameter(f"no team named {team!r}", param_hint="--team")
+            team_id = row.id
+
+    def progress(p: "series_service.BulkProgress") -> None:
+        typer.echo(
+            f"{p.examined:,} runs examined, {p.joined:,} joined {p.series:,} series ({p.rate:,.0f} runs/s); "
+            f"up to {p.up_to:%Y-%m-%d %H:%M:%S} UTC"
+        )
+
+    done = series_service.backfill_stored(
+        unit_of_work, team_id=team_id, since=since, batch=batch, progress=progress
+    )
+    typer.echo(
+        f"done: {done.examined:,} runs examined, {done.joined:,} joined {done.series:,} series in "
+        f"{done.seconds:.1f} s; their change points are searched by the worker"
+    )

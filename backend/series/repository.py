@@ -88,6 +88,10 @@ def device(session: Session, device_id: uuid.UUID | None) -> Device | None:
     return session.get(Device, device_id) if device_id else None
 
 
+def by_key(session: Session, *, team_id: uuid.UUID, key: str) -> Series | None:
+    return session.scalars(select(Series).where(Series.team_id == team_id, Series.key == key)).first()
+
+
 def get_or_create(
     session: Session, *, team_id: uuid.UUID, key: str, values: dict[str, Any]
 ) -> tuple[Series, bool]:
@@ -131,6 +135,31 @@ def earlier_runs(
         q = q.where(tuple_(Run.created_at, Run.id) > tuple_(literal(after[0]), literal(after[1])))
     rows = session.execute(q.order_by(Run.created_at, Run.id).limit(limit)).tuples()
     return [(i, at, spec) for i, at, spec in rows]
+
+
+def untracked_runs(
+    session: Session,
+    *,
+    team_id: uuid.UUID | None,
+    since: datetime | None,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[tuple[uuid.UUID, datetime]]:
+    """Runs with a stored result that are in no series (stored before series existed, or whose
+    `series.track_run` was lost), in (created_at, id) order after `after`: one batch of the bulk
+    backfill, ids only (a million runs are never loaded at once)."""
+    q = (
+        select(Run.id, Run.created_at)
+        .join(RunResult, RunResult.run_id == Run.id)
+        .where(~select(SeriesRun.run_id).where(SeriesRun.run_id == Run.id).exists())
+    )
+    if team_id is not None:
+        q = q.where(Run.team_id == team_id)
+    if since is not None:
+        q = q.where(Run.created_at >= since)
+    if after is not None:
+        q = q.where(tuple_(Run.created_at, Run.id) > tuple_(literal(after[0]), literal(after[1])))
+    return [(i, at) for i, at in session.execute(q.order_by(Run.created_at, Run.id).limit(limit)).tuples()]
 
 
 def add_run(session: Session, *, series: Series, run_id: uuid.UUID, at: datetime, **values: Any) -> bool:

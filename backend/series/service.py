@@ -5,9 +5,11 @@ change points (stats.py), and every change found is stored once."""
 import hashlib
 import json
 import math
+import time
 import uuid
-from collections.abc import Iterable
-from dataclasses import fields
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +20,7 @@ from backend.compare.fingerprint import fingerprint
 from backend.errors import Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
+from backend.logs import log
 from backend.models import Role, Run, Series, SeriesDetection
 from backend.run import service as run_service
 from backend.series import repository
@@ -134,6 +137,9 @@ def _series_of(
     session: Session, run: Run, identity: tuple[str, str, dict[str, Any], str]
 ) -> tuple[Series, bool]:
     fp, kind, _, key = identity
+    found = repository.by_key(session, team_id=run.team_id, key=key)
+    if found is not None:  # most runs join a series that exists: no names to read, no insert to try
+        return found, False
     workload, device_name, env = repository.names(session, run)
     where = device_name or run.target_path
     name = f"{workload or run.preset or run.name} on {where}" + (f" in {env}" if env else "")
@@ -249,6 +255,91 @@ def gather(
         if identity is not None and identity[3] == series.key and _join(session, series, run, result):
             joined += 1
     return joined, (candidates[-1][1], candidates[-1][0]) if len(candidates) == batch else None
+
+
+def join_stored(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
+    """The bulk backfill's step for one run stored before its series existed: it joins its series
+    (made if it is the first; the series' other earlier runs are the bulk pass's to reach, not a
+    `series.gather`'s), with its validity and host facts judged as any run joining, and **without a
+    test as a new run**: an old regression must not page anyone today. The history it makes is
+    searched for change points afterwards (`backfill`), which shows old changes without alerting
+    (alert/service.py: a change in runs older than a day raises no alert). Returns the series it
+    joined, or None (no result, a spec today's schema no longer reads, or already in it)."""
+    found = repository.run_with_result(session, run_id)
+    if found is None:
+        return None
+    run, result = found
+    identity = _identity(session, run)
+    if identity is None:
+        return None
+    series, _ = _series_of(session, run, identity)
+    return series.id if _join(session, series, run, result) else None
+
+
+@dataclass(frozen=True)
+class BulkProgress:
+    """Where a bulk backfill stands: runs examined and joined, series touched, the last run's
+    creation time (the pass goes in that order) and runs examined per second."""
+
+    examined: int
+    joined: int
+    series: int
+    up_to: datetime | None
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.examined / max(self.seconds, 1e-9)
+
+
+def backfill_stored(
+    transaction: Callable[[], AbstractContextManager[Session]],
+    *,
+    team_id: uuid.UUID | None = None,
+    since: datetime | None = None,
+    batch: int = 500,
+    progress: Callable[[BulkProgress], None] | None = None,
+) -> BulkProgress:
+    """The bulk backfill (`iowatt-server series backfill`): every run with a stored result that
+    is in no series joins its series (`join_stored`), `batch` runs per `transaction()` in
+    (created_at, id) order, so memory holds one batch's ids and the series touched, never the
+    runs. Resumable and idempotent: a run in a series is never examined again, so a pass stopped
+    anywhere is finished by running it again. At the end (or when it stops on an error), each
+    series touched gets a `series.backfill` task: change points over the history it now has."""
+    start = time.monotonic()
+    after: tuple[datetime, uuid.UUID] | None = None
+    examined = joined = 0
+    touched: set[uuid.UUID] = set()
+
+    def now() -> BulkProgress:
+        return BulkProgress(
+            examined, joined, len(touched), after[0] if after else None, time.monotonic() - start
+        )
+
+    try:
+        while True:
+            with transaction() as session:
+                rows = repository.untracked_runs(
+                    session, team_id=team_id, since=since, after=after, limit=batch
+                )
+                mine = [sid for run_id, _ in rows if (sid := join_stored(session, run_id=run_id)) is not None]
+            examined, joined = examined + len(rows), joined + len(mine)  # committed: counted
+            touched.update(mine)
+            if rows:
+                after = (rows[-1][1], rows[-1][0])
+                p = now()
+                log.info("series.bulk_backfill", examined=p.examined, joined=p.joined, series=p.series)
+                if progress is not None:
+                    progress(p)
+            if len(rows) < batch:
+                break
+    finally:  # stopped by an error too: what joined is searched (a later pass joins the rest)
+        ids = sorted(touched)
+        for i in range(0, len(ids), 1000):
+            with transaction() as session:
+                for sid in ids[i : i + 1000]:
+                    enqueue(session, "series.backfill", series_id=str(sid))
+    return now()
 
 
 def _tracks_job(series: Series, job_index: int) -> bool:

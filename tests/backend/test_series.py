@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
+from backend.kit.time import utcnow
 from backend.models import (
     Agent,
     Campaign,
@@ -389,6 +390,69 @@ def test_a_series_made_late_gathers_the_runs_stored_before_it_in_batches(
     assert client.post("/api/v1/series", headers=create_user(session).headers, json=body).status_code == 404
     viewer = create_user(session, role=Role.viewer, team=u.team)
     assert client.post("/api/v1/series", headers=viewer.headers, json=body).status_code == 403
+
+
+def test_the_bulk_backfill_joins_every_stored_run_once_without_testing_it_as_new(session: Session) -> None:
+    """After an upgrade from a version without series (`iowatt-server series backfill`): the runs
+    stored before join their series in batches, in their order, made as needed; none is tested as
+    a new run (no `new_run` detection: an old regression pages no one); each series touched gets
+    its change-point search, which finds the old step and raises no alert (older than a day). A
+    pass stopped after a batch is finished by the next; a third joins nothing; other teams' runs
+    stay out with --team."""
+    from contextlib import nullcontext
+
+    from backend.alert import repository as alert_repository
+
+    u = create_user(session)
+    agent, other = (create_agent(session, team=u.team).agent for _ in range(2))
+    values = _noise(12, 61) + _noise(8, 62, mean=16000.0)  # a 20 % drop at run 12
+    runs = [_run(session, agent, i, v) for i, v in enumerate(values)]  # stored, never tracked
+    others = [_run(session, other, i, 20000.0) for i in range(3)]
+    stranger = create_user(session)
+    theirs = _run(session, create_agent(session, team=stranger.team).agent, 0, 20000.0)
+    for i, r in enumerate([*runs, *others]):  # one transaction's rows share now(): their order set
+        r.created_at = T0 + timedelta(hours=i)
+    session.flush()
+    seen: list[service.BulkProgress] = []
+
+    def stop_after_one_batch(p: service.BulkProgress) -> None:
+        seen.append(p)
+        raise KeyboardInterrupt  # the operator's ^C after the first batch's commit
+
+    def one_transaction() -> Any:
+        return nullcontext(session)
+
+    with pytest.raises(KeyboardInterrupt):
+        service.backfill_stored(one_transaction, team_id=u.team.id, batch=9, progress=stop_after_one_batch)
+    assert [(p.examined, p.joined, p.series) for p in seen] == [(9, 9, 1)]
+    assert seen[0].up_to is not None
+    assert [t["series_id"] for t in iter(lambda: _take(session, "series.backfill"), None)] == [
+        str(session.scalars(select(SeriesRun.series_id).where(SeriesRun.run_id == runs[0].id)).one())
+    ]  # stopped: what joined is searched all the same
+
+    done = service.backfill_stored(one_transaction, team_id=u.team.id, batch=9, progress=seen.append)
+    assert (done.examined, done.joined, done.series) == (14, 14, 2)
+    assert [p.examined for p in seen[1:]] == [9, 14]  # progress after each batch
+    series_ids = {
+        r.id: session.scalars(select(SeriesRun.series_id).where(SeriesRun.run_id == r.id)).one()
+        for r in [*runs, *others]
+    }
+    mine, theirs_series = series_ids[runs[0].id], series_ids[others[0].id]
+    assert {series_ids[r.id] for r in runs} == {mine} and {series_ids[r.id] for r in others} == {
+        theirs_series
+    }
+    assert session.get(Series, mine).run_count == 20  # type: ignore[union-attr]
+    assert session.scalars(select(SeriesRun).where(SeriesRun.run_id == theirs.id)).all() == []  # --team
+    detections = session.scalars(select(SeriesDetection).where(SeriesDetection.series_id == mine)).all()
+    assert detections == []  # joined, not tested as new
+    queued = sorted(t["series_id"] for t in iter(lambda: _take(session, "series.backfill"), None))
+    assert queued == sorted([str(mine), str(theirs_series)])
+    for sid in (mine, theirs_series):
+        service.backfill(session, series_id=sid)  # the worker's part
+    assert _change_points(session, mine) == [runs[12].id]
+    assert alert_repository.regressions(session, [u.team.id], utcnow() - timedelta(days=1)) == []
+    again = service.backfill_stored(one_transaction, team_id=u.team.id)
+    assert (again.examined, again.joined) == (0, 0) and _take(session, "series.backfill") is None
 
 
 def _change_points(session: Session, series_id: uuid.UUID) -> list[uuid.UUID | None]:
