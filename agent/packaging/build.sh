@@ -71,6 +71,10 @@ esac
 
 say() { printf 'agent-dist: %s\n' "$*" >&2; }
 mkdir -p "$WORK" "$OUT" "$CACHE"
+# one build at a time in this tree: they share $WORK (`make agent-dist` beside the tests' builds,
+# which also hold dist/.agent-dist.lock around this script)
+exec 9>"$ROOT/dist/.build.lock"
+flock 9
 
 # --- tools ---------------------------------------------------------------------------------
 # uv when there is one (UV, the project's virtualenv, PATH): the virtualenv and every install below
