@@ -107,6 +107,57 @@ if (ALERT_POINT) {
     },
   );
 
+  await run(
+    "Settings → Alerts pages through hundreds of alerts and filters by kind (in its URL)",
+    async () => {
+      // the three alerts above, 120 older failed runs (the test's BULK_ALERTS) and whatever the
+      // stack's own runs raised: counted from the API, not guessed
+      const count = page.getByTestId("alerts-count");
+      const total = Number(
+        ((await count.textContent()) ?? "").match(/of ([\d,]+)/)?.[1].replace(/,/g, ""),
+      );
+      check(total >= 123, `total ${total}`);
+      check(
+        (await count.textContent())?.startsWith("1–50 of"),
+        `first page: ${await count.textContent()}`,
+      );
+      check(await page.getByTestId("alerts-prev").isDisabled(), "Newer enabled on the first page");
+      await page.getByTestId("alerts-next").click();
+      await count.filter({ hasText: "51–100 of" }).waitFor();
+      check(page.url().includes("offset=50"), `URL ${page.url()}`);
+      await page.getByTestId("alerts-next").click();
+      await count.filter({ hasText: "101–" }).waitFor();
+      const rows = page.getByTestId("alert-row");
+      check(
+        (await rows.count()) === Math.min(50, total - 100),
+        `${await rows.count()} rows on page 3`,
+      );
+      check(
+        (await rows.first().textContent())?.includes("Older failed run"),
+        `page 3 starts: ${await rows.first().textContent()}`,
+      );
+      await noOverflow(page);
+      await shot("alerts-page-3", false);
+      // a kind: its own count, from its first page; the URL holds it (a reload keeps it)
+      await page.getByTestId("alerts-kind").selectOption("agent_offline");
+      await count.filter({ hasText: "of this kind" }).waitFor();
+      check(!page.url().includes("offset="), `a new kind kept the page: ${page.url()}`);
+      await page.reload();
+      await count.filter({ hasText: "of this kind" }).waitFor();
+      check((await rows.count()) >= 1, "no agent-offline alert listed");
+      for (const r of await rows.all())
+        check(
+          ((await r.textContent()) ?? "").includes("Agent offline"),
+          `not offline: ${await r.textContent()}`,
+        );
+      check(await page.getByTestId("alerts-next").isDisabled(), "Older enabled on the only page");
+      await noOverflow(page);
+      await shot("alerts-one-kind", false);
+      await page.getByTestId("alerts-kind").selectOption("");
+      await count.filter({ hasText: "1–50 of" }).waitFor();
+    },
+  );
+
   await run("a webhook channel added from the form shows its signing key once", async () => {
     await page.getByTestId("new-channel").click();
     const form = page.getByTestId("channel-form");
@@ -170,6 +221,32 @@ if (ALERT_POINT) {
       await form.locator("#f-sweep_read").fill("");
       await plan.filter({ hasText: "12 runs" }).waitFor();
       await noOverflow(page);
+    },
+  );
+
+  await run(
+    "New campaign on a schedule over every agent's targets: counted now, chosen at each slot",
+    async () => {
+      const form = page.getByTestId("campaign-form");
+      await form.getByTestId("when-schedule").check();
+      await form.getByTestId("pick-set").check();
+      check(
+        (await form.getByTestId("campaign-targets").count()) === 0,
+        "the target list still shown",
+      );
+      await form.getByTestId("target-set").waitFor();
+      const note = page.getByTestId("campaign-plan-per-slot");
+      await note.waitFor();
+      const text = (await page.getByTestId("campaign-plan").textContent()) ?? "";
+      // the stack's agent lists its directories: every one of them, 6 cells × 2 repeats each
+      const m = text.match(/6 cells × (\d+) targets? × 2 repeats = (\d+) runs/);
+      check(m !== null && Number(m[1]) >= 1 && Number(m[2]) === 12 * Number(m[1]), `plan: ${text}`);
+      check(
+        text.includes("per slot") && text.includes("each slot chooses again"),
+        `per slot: ${text}`,
+      );
+      await noOverflow(page);
+      await shot("campaign-target-set", false);
     },
   );
 }

@@ -81,7 +81,14 @@ def test_series_history_with_10_and_1000_points_in_chromium(live: Stack, tmp_pat
         )
         assert set(re.findall(r"timing (\d+) runs: \d+ ms", report)) == {"10", "1000"}, report
         print(report)
-        names = [*(f"series-{n}" for n in ids), "alerts", "campaign-plan"]
+        names = [
+            *(f"series-{n}" for n in ids),
+            "alerts",
+            "alerts-page-3",
+            "alerts-one-kind",
+            "campaign-plan",
+            "campaign-target-set",
+        ]
         for name in names:
             _shot(report, tmp_path, name)
         if keep := os.environ.get("IOWATT_SERIES_SHOTS"):
@@ -100,10 +107,14 @@ def test_series_history_with_10_and_1000_points_in_chromium(live: Stack, tmp_pat
                 conn.execute("DELETE FROM alerts WHERE id = ANY(%s)", (alerts,))
 
 
+BULK_ALERTS = 120  # older failed runs: the Alerts page in pages (50 each) and filtered by kind
+
+
 def _seed_alerts(live: Stack, conn: psycopg.Connection, team_id: str, point: str) -> list[str]:
     """A webhook channel (through the API) and three alerts to it written into the database: a
     regression of the series (`point`: its id and query, as the server links it) sent, a failed
-    run given up after 8 attempts, an agent offline being retried. Their ids."""
+    run given up after 8 attempts, an agent offline being retried; and BULK_ALERTS older failed-run
+    alerts (a day and more ago). Their ids."""
     with live.api() as api:
         r = api.post(
             "/alert-channels",
@@ -142,4 +153,11 @@ def _seed_alerts(live: Stack, conn: psycopg.Connection, team_id: str, point: str
             (aid, channel, state, attempts, error, state),
         )
         ids.append(aid)
-    return ids
+    bulk = conn.execute(
+        "INSERT INTO alerts (id, team_id, kind, key, title, text, link, details, created_at) "
+        "SELECT gen_random_uuid(), %s, 'run_failed', 'browser-bulk-' || n, 'Older failed run ' || n, "
+        "'seeded: an older failure', %s, '{}', now() - interval '1 day' - n * interval '1 min' "
+        "FROM generate_series(1, %s) AS n RETURNING id",
+        (team_id, f"{live.url}/runs", BULK_ALERTS),
+    )
+    return ids + [str(r[0]) for r in bulk.fetchall()]

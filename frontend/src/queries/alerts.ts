@@ -1,6 +1,10 @@
-import { queryOptions } from "@tanstack/react-query";
+import { keepPreviousData, queryOptions } from "@tanstack/react-query";
 import { api, unwrap } from "../client";
 import type { ChannelCreate, ChannelUpdate } from "../client/types";
+
+/** What an alert is about (GET /alerts `kind`). */
+export type AlertKind = ChannelCreate["events"][number];
+
 import { keys } from "./keys";
 
 /** The alert channels of one team (the switcher's) or, without one, of all the user's teams. */
@@ -15,16 +19,31 @@ export const alertChannelsQuery = (teamId?: string) =>
       ),
   });
 
-/** The latest alerts with their delivery log, newest first. */
-export const alertsQuery = (teamId?: string) =>
+/** Alerts a page of the Alerts page shows. */
+export const ALERTS_PAGE = 50;
+
+/** A page of alerts with their delivery log, newest first: from `offset`, of one `kind` or all. */
+export const alertsQuery = (teamId?: string, offset = 0, kind: AlertKind | "" = "") =>
   queryOptions({
-    queryKey: keys.alerts.list(teamId),
-    queryFn: async () =>
-      unwrap(
+    queryKey: keys.alerts.list(teamId, offset, kind),
+    // the page says where it starts and its kind: while the next loads, the previous keeps its own
+    queryFn: async () => ({
+      ...unwrap(
         await api.GET("/api/v1/alerts", {
-          params: { query: teamId ? { limit: 50, team_id: teamId } : { limit: 50 } },
+          params: {
+            query: {
+              limit: ALERTS_PAGE,
+              ...(offset > 0 ? { offset } : {}),
+              ...(teamId ? { team_id: teamId } : {}),
+              ...(kind ? { kind } : {}),
+            },
+          },
         }),
       ),
+      offset,
+      kind,
+    }),
+    placeholderData: keepPreviousData, // the page stays while the next one loads
     refetchInterval: 15_000,
   });
 

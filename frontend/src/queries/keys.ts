@@ -35,7 +35,8 @@ export const keys = {
   alerts: {
     all: () => ["alerts"] as const,
     channels: (teamId?: string) => ["alerts", "channels", teamId ?? "all"] as const,
-    list: (teamId?: string) => ["alerts", "list", teamId ?? "all"] as const,
+    list: (teamId?: string, offset = 0, kind = "") =>
+      ["alerts", "list", teamId ?? "all", offset, kind] as const,
   },
   schedules: {
     all: () => ["schedules"] as const,

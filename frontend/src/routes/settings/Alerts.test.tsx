@@ -141,6 +141,47 @@ describe("Settings → Alerts", () => {
     });
   });
 
+  it("pages through the alerts 50 at a time and filters by kind, both in the URL", async () => {
+    setToken("t");
+    const asked: URLSearchParams[] = [];
+    stubApi({
+      "GET /api/v1/auth/me": me("member"),
+      "GET /api/v1/alert-channels": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/alerts": (req) => {
+        const q = new URL(req.url).searchParams;
+        asked.push(q);
+        const total = q.get("kind") === "agent_offline" ? 3 : 120;
+        const offset = Number(q.get("offset") ?? 0);
+        const n = Math.max(0, Math.min(50, total - offset));
+        const items = Array.from({ length: n }, (_, i) => ({
+          ...ALERT,
+          id: `a${offset + i}`,
+          title: `alert ${offset + i}`,
+        }));
+        return { body: { items, total } };
+      },
+    });
+    renderAt(<Alerts />, { path: "/?offset=50" });
+    const count = await screen.findByTestId("alerts-count");
+    await waitFor(() => expect(count.textContent).toContain("51–100 of 120"));
+    expect(asked.at(-1)?.get("limit")).toBe("50");
+    expect(screen.getAllByTestId("alert-row")).toHaveLength(50);
+    fireEvent.click(screen.getByTestId("alerts-next"));
+    await waitFor(() => expect(count.textContent).toContain("101–120 of 120"));
+    expect(asked.at(-1)?.get("offset")).toBe("100");
+    expect((screen.getByTestId("alerts-next") as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByTestId("alerts-prev"));
+    await waitFor(() => expect(count.textContent).toContain("51–100"));
+    // a kind starts at its own first page
+    fireEvent.change(screen.getByTestId("alerts-kind"), { target: { value: "agent_offline" } });
+    await waitFor(() =>
+      expect(screen.getByTestId("alerts-count").textContent).toContain("1–3 of 3 of this kind"),
+    );
+    expect(asked.at(-1)?.get("kind")).toBe("agent_offline");
+    expect(asked.at(-1)?.has("offset")).toBe(false);
+    expect((screen.getByTestId("alerts-prev") as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it("shows a member the channels without the buttons that change them", async () => {
     setToken("t");
     stubApi({

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { Link } from "react-router-dom";
+import { Link, useSearchParams } from "react-router-dom";
 import type { AlertRead, ChannelCreate, ChannelCreated, ChannelRead } from "../../client/types";
 import { DeleteButton } from "../../components/Deletion/DeleteButton";
 import { type Errors, Field, FormFooter, formErrorsFrom } from "../../components/Field";
@@ -12,6 +12,8 @@ import { errorMessage } from "../../lib/errors";
 import { formatRelative, formatTimestamp } from "../../lib/format";
 import { useCan, useCurrentTeam, useListTeam } from "../../lib/role";
 import {
+  ALERTS_PAGE,
+  type AlertKind,
   alertChannelsQuery,
   alertsQuery,
   createAlertChannel,
@@ -262,7 +264,26 @@ export function Alerts() {
   const { team } = useCurrentTeam();
   const can = useCan();
   const channels = useQuery({ ...alertChannelsQuery(list.teamId), enabled: list.ready });
-  const alerts = useQuery({ ...alertsQuery(list.teamId), enabled: list.ready });
+  // the page and the kind shown live in the URL (?offset=50&kind=run_failed): a link keeps them
+  const [params, setParams] = useSearchParams();
+  const kindParam = params.get("kind") ?? "";
+  const kind = EVENTS.some((e) => e.value === kindParam) ? (kindParam as AlertKind) : "";
+  const offsetParam = Number(params.get("offset") ?? 0);
+  const offset =
+    Number.isInteger(offsetParam) && offsetParam > 0
+      ? offsetParam - (offsetParam % ALERTS_PAGE)
+      : 0;
+  const go = (next: { offset?: number; kind?: AlertKind | "" }) => {
+    const p = new URLSearchParams(params);
+    const k = next.kind ?? kind;
+    const o = next.offset ?? (next.kind !== undefined ? 0 : offset); // a new kind starts at its first page
+    if (k) p.set("kind", k);
+    else p.delete("kind");
+    if (o > 0) p.set("offset", String(o));
+    else p.delete("offset");
+    setParams(p);
+  };
+  const alerts = useQuery({ ...alertsQuery(list.teamId, offset, kind), enabled: list.ready });
   const [open, setOpen] = useState(false);
   const [created, setCreated] = useState<ChannelCreated | null>(null);
   const admin = team !== null && can("alert.manage", team.id);
@@ -338,42 +359,102 @@ export function Alerts() {
           </table>
         </ScrollBox>
       )}
-      <h2>Recent alerts</h2>
+      <h2>Alerts</h2>
+      <div className="inline alert-filter">
+        <label className="inline small">
+          Show{" "}
+          <select
+            aria-label="Alerts of kind"
+            value={kind}
+            onChange={(e) => go({ kind: e.target.value as AlertKind | "" })}
+            data-testid="alerts-kind"
+          >
+            <option value="">every kind</option>
+            {EVENTS.map((ev) => (
+              <option key={ev.value} value={ev.value}>
+                {ev.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
       <QueryState isPending={alerts.isPending} error={alerts.error} />
-      {alerts.data && alerts.data.items.length === 0 && <p className="muted">No alert yet.</p>}
-      {alerts.data && alerts.data.total > alerts.data.items.length && (
-        <p className="muted small" data-testid="alerts-count">
-          The latest {alerts.data.items.length} of {alerts.data.total.toLocaleString("en")} alerts.
+      {alerts.data && alerts.data.items.length === 0 && (
+        <p className="muted" data-testid="alerts-empty">
+          {offset > 0 ? (
+            <>
+              No alerts on this page.{" "}
+              <button type="button" className="btn btn-small" onClick={() => go({ offset: 0 })}>
+                First page
+              </button>
+            </>
+          ) : kind ? (
+            "No alert of this kind."
+          ) : (
+            "No alert yet."
+          )}
         </p>
       )}
       {alerts.data && alerts.data.items.length > 0 && (
-        <ScrollBox label="Recent alerts">
-          <table className="table" data-testid="alerts-table">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Alert</th>
-                <th>Delivered</th>
-              </tr>
-            </thead>
-            <tbody>
-              {alerts.data.items.map((a) => (
-                <tr key={a.id} data-testid="alert-row">
-                  <td className="nowrap" title={formatTimestamp(a.created_at)}>
-                    {formatRelative(a.created_at)}
-                  </td>
-                  <td>
-                    <Link to={alertPath(a.link)}>{a.title}</Link>
-                    <div className="small muted">{a.text}</div>
-                  </td>
-                  <td className="small">
-                    <Deliveries a={a} />
-                  </td>
+        <>
+          <ScrollBox label="Alerts">
+            <table
+              className={alerts.isPlaceholderData ? "table alerts-stale" : "table"}
+              data-testid="alerts-table"
+              aria-busy={alerts.isFetching}
+            >
+              <thead>
+                <tr>
+                  <th>When</th>
+                  <th>Alert</th>
+                  <th>Delivered</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </ScrollBox>
+              </thead>
+              <tbody>
+                {alerts.data.items.map((a) => (
+                  <tr key={a.id} data-testid="alert-row">
+                    <td className="nowrap" title={formatTimestamp(a.created_at)}>
+                      {formatRelative(a.created_at)}
+                    </td>
+                    <td>
+                      <Link to={alertPath(a.link)}>{a.title}</Link>
+                      <div className="small muted">{a.text}</div>
+                    </td>
+                    <td className="small">
+                      <Deliveries a={a} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollBox>
+          <div className="pager" data-testid="alerts-pager">
+            <span className="muted" data-testid="alerts-count">
+              {alerts.data.offset + 1}–{alerts.data.offset + alerts.data.items.length} of{" "}
+              {alerts.data.total.toLocaleString("en")}
+              {alerts.data.kind ? " of this kind" : ""}, newest first
+            </span>
+            {alerts.isFetching && <span className="muted small">updating…</span>}
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={offset === 0}
+              data-testid="alerts-prev"
+              onClick={() => go({ offset: Math.max(0, offset - ALERTS_PAGE) })}
+            >
+              Newer
+            </button>
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={alerts.data.offset + ALERTS_PAGE >= alerts.data.total}
+              data-testid="alerts-next"
+              onClick={() => go({ offset: offset + ALERTS_PAGE })}
+            >
+              Older
+            </button>
+          </div>
+        </>
       )}
     </section>
   );
