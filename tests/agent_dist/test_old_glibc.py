@@ -15,7 +15,8 @@ What it proves, on the tarball in dist/agent:
   own: `iowatt-agent --version`; `iowatt-agent bench` of 1,024 random 4 KiB reads through io_uring
   with the bundle's engine; a TLS handshake with the bundle's OpenSSL (`enroll --fingerprint` with
   a wrong fingerprint against a TLS listener: it reads the certificate, prints its fingerprint and
-  refuses).
+  refuses); the .deb's maintainer scripts (dpkg -i: the user, the state directory, the unit;
+  dpkg --purge).
 """
 
 import contextlib
@@ -49,10 +50,15 @@ AGENT_GLIBC = (2, 31)
 ENGINE_GLIBC = (2, 28)
 
 
+def dist_dir() -> Path:
+    """dist/agent, or IOWATT_DIST_DIR: another directory build.sh wrote to."""
+    return Path(os.environ.get("IOWATT_DIST_DIR") or DIST)
+
+
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """dist/agent's tarball (IOWATT_DIST_DIR: another directory build.sh wrote to), unpacked."""
-    dist = Path(os.environ.get("IOWATT_DIST_DIR") or DIST)
+    """The tarball for this machine, unpacked."""
+    dist = dist_dir()
     found = sorted(dist.glob(f"iowatt-agent-*-linux-{platform.machine()}.tar.gz"))
     if not found:
         pytest.fail(f"no bundle in {dist}: make agent-dist builds it")
@@ -159,3 +165,27 @@ def _tls_listener(ctx: ssl.SSLContext) -> Iterator[int]:
             listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
         t.join(timeout=5)
         listener.close()
+
+
+def test_on_debian_11_the_deb_installs_and_purges(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The .deb of the same build, on its own bare Debian 11 host (test_bare_host's check on 12)."""
+    debs = sorted(dist_dir().glob("iowatt-agent_*_*.deb"))
+    if not debs:
+        pytest.fail(f"no .deb in {dist_dir()}: make agent-dist builds it")
+    root = rootfs.unpack(rootfs.ensure_tar(rootfs.OLD_SUITE), tmp_path_factory.mktemp("deb") / "host")
+    try:
+        (root / "tmp" / debs[-1].name).write_bytes(debs[-1].read_bytes())
+        r = rootfs.run(root, ["dpkg", "-i", f"/tmp/{debs[-1].name}"], timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "\niowatt-tpch:" in "\n" + (root / "etc/passwd").read_text()
+        state = root / "var/lib/iowatt-agent"
+        assert state.stat().st_mode & 0o777 == 0o700 and state.stat().st_uid == 0
+        assert (root / "lib/systemd/system/iowatt-agent.service").is_file()
+        version = rootfs.run(root, ["iowatt-agent", "--version"], timeout=60)
+        assert version.returncode == 0 and version.stdout.startswith("iowatt-agent "), version.stderr
+        r = rootfs.run(root, ["dpkg", "--purge", "iowatt-agent"], timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert not (root / "opt/iowatt-agent").exists() and not state.exists()
+        assert "\niowatt-tpch:" not in "\n" + (root / "etc/passwd").read_text()
+    finally:
+        rootfs.remove(root)
