@@ -155,8 +155,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/carbon/grid-intensities":        ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/carbon/embodied-defaults":       ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "POST /api/v1/campaigns":                     ("401", "403", OK, OK, "422", "403", "403", "401"),
-    # what a campaign body would queue (its matrix expanded), queueing nothing: whoever can see its
-    # workloads; user_b naming team A's workload: 422 workload_id not found
+    # what a campaign body would queue (its matrix expanded, on team A's target set: every target
+    # its agents list now), queueing nothing: whoever can see its workloads and is in the set's team;
+    # user_b naming team A's workload: 422 workload_id not found (and target_set.team_id after it)
     "POST /api/v1/campaigns/plan":                ("401", OK, OK, OK,  "422", "403", "403", "401"),
     "GET /api/v1/campaigns":                      ("401", OK, OK, OK,  OK,  "403", "403", "401"),
     "GET /api/v1/campaigns/{campaign_id}":        ("401", OK, OK, OK,  "404", "403", "403", "401"),
@@ -468,7 +469,7 @@ BODIES: dict[str, Any] = {
         "name": "matrix plan",
         "workload_id": w.ids["workload"],
         "sweep": {"iodepth": [1, 32]},
-        "targets": [{"agent_id": w.ids["agent_x"], "target_path": "/srv/bench"}],
+        "target_set": {"team_id": str(w.team_a)},
     },
     "POST /api/v1/schedules": lambda w: {
         "name": "matrix schedule",
