@@ -192,6 +192,68 @@ describe("campaigns", () => {
     });
   });
 
+  it("schedules a campaign over every agent's targets: a target set, counted now, chosen per slot", async () => {
+    setToken("t");
+    const calls = stubApi({
+      "GET /api/v1/auth/me": () => ({
+        body: {
+          id: "u",
+          email: "a@x",
+          display_name: "a",
+          teams: [{ id: "t1", name: "t1", role: "member" }],
+        },
+      }),
+      "GET /api/v1/agents": () => ({ body: { items: [agent], total: 1 } }),
+      "GET /api/v1/workloads": () => ({
+        body: {
+          items: [{ id: "w1", name: "quick", description: "", spec: { jobs: [] }, builtin: true }],
+          total: 1,
+        },
+      }),
+      "GET /api/v1/environments": () => ({ body: { items: [], total: 0 } }),
+      "POST /api/v1/campaigns/plan": () => ({
+        body: {
+          cells: [],
+          runs: 6,
+          targets: 2,
+          repeats: 3,
+          per_slot: true,
+          left_out: [],
+          measure_s: 60,
+        },
+      }),
+      "POST /api/v1/schedules": () => ({ status: 201, body: { id: "s1" } }),
+    });
+    let closed = false;
+    renderAt(<CampaignForm onClose={() => (closed = true)} />);
+    await screen.findByRole("option", { name: "quick" }, { timeout: 10_000 });
+    await screen.findByRole("option", { name: "local (online)" });
+    fireEvent.change(screen.getByRole("textbox", { name: /Name/ }), {
+      target: { value: "nightly" },
+    });
+    fireEvent.click(screen.getByTestId("when-schedule"));
+    fireEvent.click(screen.getByTestId("pick-set"));
+    expect(screen.queryByTestId("campaign-targets")).toBeNull();
+    const set = await screen.findByTestId("target-set");
+    fireEvent.click(within(set).getByRole("checkbox", { name: /devices/ }));
+    expect((await screen.findByTestId("campaign-plan-per-slot")).textContent).toContain(
+      "each slot chooses again",
+    );
+    fireEvent.click(screen.getByTestId("submit-campaign"));
+    await waitFor(() => expect(closed).toBe(true));
+    const sent = calls.find((c) => c.path === "/api/v1/schedules")?.body as {
+      campaign: Record<string, unknown>;
+    };
+    expect(sent.campaign.targets).toEqual([]);
+    expect(sent.campaign.target_set).toEqual({
+      team_id: "t1",
+      agent_ids: [],
+      kinds: ["directory", "device"],
+      environment_id: null,
+    });
+    expect(sent.campaign.destructive).toBe(false);
+  });
+
   it("sweeps a matrix: the server's plan before queueing, then the sweep and the workloads sent", async () => {
     setToken("t");
     const calls = stubApi({
