@@ -16,7 +16,10 @@ What it proves, on the tarball in dist/agent:
   with the bundle's engine; a TLS handshake with the bundle's OpenSSL (`enroll --fingerprint` with
   a wrong fingerprint against a TLS listener: it reads the certificate, prints its fingerprint and
   refuses); the .deb's maintainer scripts (dpkg -i: the user, the state directory, the unit;
-  dpkg --purge).
+  dpkg --purge); and the served line, as test_bare_host runs it on Debian 12 (the same test body):
+  curl fetches install.sh and the bundle from the shared stack over a pinned TLS connection, the
+  script installs and enrols, the agent runs a benchmark the stack queues. The stack serves
+  dist/agent: that test needs make agent-dist's bundle there (it fails on the suite's host-frozen one).
 """
 
 import contextlib
@@ -35,7 +38,10 @@ import pytest
 
 from tests.agent.test_transport import make_cert
 from tests.agent_dist import rootfs
+from tests.agent_dist import test_bare_host as debian_12
 from tests.agent_dist.conftest import DIST, bundle_check
+from tests.agent_dist.test_bare_host import https_stack  # noqa: F401 (a fixture: the TLS terminator)
+from tests.stack import Stack
 
 pytestmark = [
     pytest.mark.slow,
@@ -187,5 +193,29 @@ def test_on_debian_11_the_deb_installs_and_purges(tmp_path_factory: pytest.TempP
         assert r.returncode == 0, r.stdout + r.stderr
         assert not (root / "opt/iowatt-agent").exists() and not state.exists()
         assert "\niowatt-tpch:" not in "\n" + (root / "etc/passwd").read_text()
+    finally:
+        rootfs.remove(root)
+
+
+@pytest.mark.xdist_group("stack-c")
+def test_on_debian_11_the_served_line_installs_enrols_and_benchmarks(
+    https_stack: tuple[str, Path],  # noqa: F811 (the fixture imported above)
+    live: Stack,
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+) -> None:
+    found = sorted(DIST.glob(f"iowatt-agent-*-linux-{platform.machine()}.tar.gz"))
+    if not found:
+        pytest.fail(f"no bundle in {DIST} for the stack to serve: make agent-dist builds it")
+    tarball = found[-1]
+    root = rootfs.unpack(rootfs.ensure_tar(rootfs.OLD_SUITE), tmp_path_factory.mktemp("line") / "host")
+    try:
+        debian_12.test_the_served_line_installs_enrols_and_benchmarks_on_a_host_without_compiler_or_python(
+            agent_bundle=(tarball, tarball.name.removesuffix(".tar.gz")),
+            bare_host=root,
+            https_stack=https_stack,
+            live=live,
+            tmp_path=tmp_path,
+        )
     finally:
         rootfs.remove(root)
