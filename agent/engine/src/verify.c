@@ -760,6 +760,18 @@ void verify_worker_free(struct worker *w)
 	w->vw = NULL;
 }
 
+/* the cursor starts from the worker's generator state (copied, not swapped) */
+static void cursor_copy(struct vworker *v, const struct worker *w)
+{
+	v->rng = w->rng;
+	v->perm = w->perm;
+	v->perm_i = w->perm_i;
+	v->seq_pos[0] = w->seq_pos[0];
+	v->seq_pos[1] = w->seq_pos[1];
+	v->issued = w->issued;
+	v->nios = w->nios;
+}
+
 /* swap the worker's generator state with the cursor's */
 static void cursor_swap(struct worker *w)
 {
@@ -796,13 +808,7 @@ void verify_start(struct worker *w)
 {
 	struct vworker *v = w->vw;
 	const struct options *o = w->job->o;
-	v->rng = w->rng;
-	v->perm = w->perm;
-	v->perm_i = w->perm_i;
-	v->seq_pos[0] = w->seq_pos[0];
-	v->seq_pos[1] = w->seq_pos[1];
-	v->issued = w->issued;
-	v->nios = w->nios;
+	cursor_copy(v, w);
 	if (!rw_writes(o->rw)) {
 		v->mode = VM_READ;
 	} else if (o->verify_only) {
@@ -989,13 +995,7 @@ int verify_next_pass(struct worker *w)
 	v->t_pass = now;
 	cursor_swap(w); /* the writer's state back, then its next pass, copied to the cursor */
 	pat_restart(w);
-	v->rng = w->rng;
-	v->perm = w->perm;
-	v->perm_i = w->perm_i;
-	v->seq_pos[0] = w->seq_pos[0];
-	v->seq_pos[1] = w->seq_pos[1];
-	v->issued = w->issued;
-	v->nios = w->nios;
+	cursor_copy(v, w);
 	pat_copy(v->pat, w->pat);
 	v->since = v->batch_left = 0;
 	v->backlog_state = 0;
