@@ -48,8 +48,10 @@ def on_one_cpu(cmd: Sequence[str]) -> list[str]:
 
 def in_the_background(cmd: Sequence[str]) -> list[str]:
     """`on_one_cpu(cmd)` at the lowest priority (`nice -n 19`) too: it then takes what the suite's
-    processes leave of that CPU. For a run whose document is made once and read as data (a test
-    waits for it, nothing else does), not for a stack's agent, whose runs tests wait on."""
+    processes leave of that CPU. Only for a run bound by the clock (every job time-based, vdbench's
+    elapsed) whose document is made once and read as data: a run that moves a set amount of data
+    costs the same CPU at any priority, and at nice 19 beside a busy suite it can take minutes (a
+    1.4 % share of a CPU beside one busy process). Not for a stack's agent, whose runs tests wait on."""
     return on_one_cpu(["nice", "-n", "19", *cmd])
 
 

@@ -27,7 +27,6 @@ from sqlalchemy.orm import Session
 from backend.models import Workload
 from backend.run import service as run_service
 from tests.factories import INVENTORY, create_agent, create_user
-from tests.services import in_the_background
 from tests.stack import ENGINE
 
 pytestmark = pytest.mark.skipif(
@@ -76,8 +75,8 @@ def run_on(
     )
     job = state / f"{run_id}.json"
     job.write_text(json.dumps(plan.job))
-    out = subprocess.run(  # its time-based jobs flat out for their seconds: tests/services.py
-        in_the_background([str(ENGINE), "--output-format=json", *plan.engine_args, str(job)]),
+    out = subprocess.run(
+        [str(ENGINE), "--output-format=json", *plan.engine_args, str(job)],
         capture_output=True,
         text=True,
         timeout=300,
