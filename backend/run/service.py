@@ -1173,6 +1173,21 @@ def _cache_mode(run: Run) -> Literal["direct", "buffered", "mixed", "unstated"]:
     return cache
 
 
+def validities(session: Session, *, runs: list[Run]) -> dict[uuid.UUID, list[RunValidityFlag]]:
+    """`validity` of many runs at once, with to_read's fixed number of queries instead of a dozen
+    a run: what a series' bulk backfill judges per batch."""
+    if not runs:
+        return {}
+    agents = repository.agents_by_id(session, {r.agent_id for r in runs})
+    devs = {r.device_id: repository.device(session, r.device_id) for r in runs if r.device_id}
+    names = {i: d.name for i, d in devs.items() if d is not None}
+    reads = to_read(session, runs, agents=agents, device_names=names)
+    return {
+        r.id: _flags(r, read, agents.get(r.agent_id), devs.get(r.device_id) if r.device_id else None)
+        for r, read in zip(runs, reads, strict=True)
+    }
+
+
 def _validity(
     session: Session, run: Run, agent: Agent | None, dev: Device | None, cache: str
 ) -> list[RunValidityFlag]:
@@ -1183,6 +1198,14 @@ def _validity(
         agents={agent.id: agent} if agent is not None else None,
         device_names={dev.id: dev.name} if dev is not None else None,
     )[0]
+    return _flags(run, read, agent, dev, cache)
+
+
+def _flags(
+    run: Run, read: RunRead, agent: Agent | None, dev: Device | None, cache: str | None = None
+) -> list[RunValidityFlag]:
+    """The validity flags of a run read (`to_read`), plus buffered I/O on a raw device."""
+    cache = cache if cache is not None else _cache_mode(run)
     flags = [RunValidityFlag(**f) for f in with_origin_flags(run, flags_for(run, read, agent, dev))]
     raw = run.target_path.startswith("/dev/") and not run.target_path.startswith("/dev/shm")
     if raw and cache not in ("direct", "unstated"):

@@ -23,6 +23,7 @@ from backend.kit.time import utcnow
 from backend.logs import log
 from backend.models import Role, Run, Series, SeriesDetection
 from backend.run import service as run_service
+from backend.run.schemas import RunValidityFlag
 from backend.series import repository
 from backend.series.schemas import (
     DetectionRead,
@@ -160,9 +161,17 @@ def _series_of(
     )
 
 
-def _join(session: Session, series: Series, run: Run, result: repository.StoredResult) -> bool:
-    """The run in the series with its validity and host facts judged once; True when it was new."""
-    flags = [f.model_dump() for f in run_service.validity(session, run=run)]
+def _join(
+    session: Session,
+    series: Series,
+    run: Run,
+    result: repository.StoredResult,
+    validity: list[RunValidityFlag] | None = None,
+) -> bool:
+    """The run in the series with its validity (`validity`: judged already, a batch's) and host
+    facts judged once; True when it was new."""
+    judged = validity if validity is not None else run_service.validity(session, run=run)
+    flags = [f.model_dump() for f in judged]
     dev = repository.device(session, run.device_id)
     facts = run_facts(result, dev.facts if dev else None)
     conditions = sorted({f["flag"] for f in flags} & CONDITION_FLAGS)
@@ -257,23 +266,27 @@ def gather(
     return joined, (candidates[-1][1], candidates[-1][0]) if len(candidates) == batch else None
 
 
-def join_stored(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
-    """The bulk backfill's step for one run stored before its series existed: it joins its series
-    (made if it is the first; the series' other earlier runs are the bulk pass's to reach, not a
-    `series.gather`'s), with its validity and host facts judged as any run joining, and **without a
-    test as a new run**: an old regression must not page anyone today. The history it makes is
-    searched for change points afterwards (`backfill`), which shows old changes without alerting
-    (alert/service.py: a change in runs older than a day raises no alert). Returns the series it
-    joined, or None (no result, a spec today's schema no longer reads, or already in it)."""
-    found = repository.run_with_result(session, run_id)
-    if found is None:
-        return None
-    run, result = found
-    identity = _identity(session, run)
-    if identity is None:
-        return None
-    series, _ = _series_of(session, run, identity)
-    return series.id if _join(session, series, run, result) else None
+def join_stored(session: Session, *, run_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """The bulk backfill's step for a batch of runs stored before their series existed: each joins
+    its series (made if it is the first; the series' other earlier runs are the bulk pass's to
+    reach, not a `series.gather`'s), with its validity (judged for the batch at once: to_read's
+    fixed number of queries, not a dozen a run) and host facts judged as any run joining, and
+    **without a test as a new run**: an old regression must not page anyone. The history it makes
+    is searched for change points afterwards (`backfill`), which shows old changes without alerting
+    (alert/service.py: a change in runs older than a day raises no alert). Returns the series of
+    each run that joined (runs without a result, with a spec today's schema no longer reads, or in a
+    series already are passed over)."""
+    found = [f for f in (repository.run_with_result(session, i) for i in run_ids) if f is not None]
+    identified = [
+        (run, result, ident) for run, result in found if (ident := _identity(session, run)) is not None
+    ]
+    judged = run_service.validities(session, runs=[run for run, _, _ in identified])
+    joined: list[uuid.UUID] = []
+    for run, result, ident in identified:
+        series, _ = _series_of(session, run, ident)
+        if _join(session, series, run, result, judged[run.id]):
+            joined.append(series.id)
+    return joined
 
 
 @dataclass(frozen=True)
@@ -322,7 +335,7 @@ def backfill_stored(
                 rows = repository.untracked_runs(
                     session, team_id=team_id, since=since, after=after, limit=batch
                 )
-                mine = [sid for run_id, _ in rows if (sid := join_stored(session, run_id=run_id)) is not None]
+                mine = join_stored(session, run_ids=[run_id for run_id, _ in rows])
             examined, joined = examined + len(rows), joined + len(mine)  # committed: counted
             touched.update(mine)
             if rows:

@@ -407,7 +407,7 @@ def test_the_bulk_backfill_joins_every_stored_run_once_without_testing_it_as_new
     agent, other = (create_agent(session, team=u.team).agent for _ in range(2))
     values = _noise(12, 61) + _noise(8, 62, mean=16000.0)  # a 20 % drop at run 12
     runs = [_run(session, agent, i, v) for i, v in enumerate(values)]  # stored, never tracked
-    others = [_run(session, other, i, 20000.0) for i in range(3)]
+    others = [_run(session, other, i, 20000.0, runtime_s=2.0 if i == 2 else 60.0) for i in range(3)]
     stranger = create_user(session)
     theirs = _run(session, create_agent(session, team=stranger.team).agent, 0, 20000.0)
     for i, r in enumerate([*runs, *others]):  # one transaction's rows share now(): their order set
@@ -442,6 +442,9 @@ def test_the_bulk_backfill_joins_every_stored_run_once_without_testing_it_as_new
         theirs_series
     }
     assert session.get(Series, mine).run_count == 20  # type: ignore[union-attr]
+    # validity judged per batch as for any run joining: the 2 s run is left out, the others are not
+    excluded = {r.id: session.get(SeriesRun, (series_ids[r.id], r.id)).excluded for r in others}  # type: ignore[union-attr]
+    assert [[f["flag"] for f in excluded[r.id]] for r in others] == [[], [], ["short_run"]]
     assert session.scalars(select(SeriesRun).where(SeriesRun.run_id == theirs.id)).all() == []  # --team
     detections = session.scalars(select(SeriesDetection).where(SeriesDetection.series_id == mine)).all()
     assert detections == []  # joined, not tested as new
