@@ -42,6 +42,8 @@ class Run(Base):
         Index("ix_runs_device_created", "device_id", "created_at"),
         Index("ix_runs_workload_created", "workload_id", "created_at"),
         Index("ix_runs_name", "name"),
+        # the runs list's text search (ILIKE '%word%' on the name; migration 0024, pg_trgm)
+        Index("ix_runs_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
     )
     id: Mapped[uuid.UUID] = uuid_pk()
     team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))

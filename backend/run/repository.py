@@ -87,26 +87,63 @@ def _like(word: str) -> str:
     return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _text_matches(word: str) -> ColumnElement[bool]:
+# q=: a word's matches among the caller's devices, workloads and agents (small tables) and among
+# the tags are read first as id lists of at most TEXT_IDS, so the word's condition on runs is an OR
+# of indexable parts: the names' trigram index (migration 0024), runs by device, workload and agent,
+# by id for the tags. PostgreSQL then ORs those index scans when few runs match (a rare word read
+# every run of the teams in the list's order: docs/benchmarks.md § A million runs) and still walks
+# the list's order when many do (a literal list is a hashed lookup per row). A longer list stays a
+# subquery, as before.
+TEXT_IDS = 1_000
+
+
+def _text_matches(session: Session, team_ids: list[uuid.UUID], word: str) -> ColumnElement[bool]:
     pattern = _like(word)
-    return or_(
-        Run.name.ilike(pattern, escape="\\"),
-        exists().where(
-            Device.id == Run.device_id,
-            or_(
-                Device.name.ilike(pattern, escape="\\"),
-                Device.facts["model"].astext.ilike(pattern, escape="\\"),
-            ),
+
+    def like(column: Any) -> ColumnElement[bool]:
+        return column.ilike(pattern, escape="\\")  # type: ignore[no-any-return]
+
+    def few(q: Any) -> list[uuid.UUID] | None:
+        found = list(session.scalars(q.limit(TEXT_IDS + 1)))
+        return None if len(found) > TEXT_IDS else found
+
+    device_match = or_(like(Device.name), like(Device.facts["model"].astext))
+    parts: list[tuple[ColumnElement[bool], list[uuid.UUID] | None, Any]] = [
+        (
+            exists().where(Device.id == Run.device_id, device_match),
+            few(select(Device.id).where(Device.team_id.in_(team_ids), device_match)),
+            Run.device_id,
         ),
-        exists().where(Workload.id == Run.workload_id, Workload.name.ilike(pattern, escape="\\")),
-        exists().where(Agent.id == Run.agent_id, Agent.name.ilike(pattern, escape="\\")),
-        # the run ids of the matching tags, found by the trigram index (migration 0023): reading
-        # every tag row was most of a search at a million runs (docs/benchmarks.md § A million runs)
-        exists().where(RunTag.run_id == Run.id, RunTag.tag.ilike(pattern, escape="\\")),
-    )
+        (
+            exists().where(Workload.id == Run.workload_id, like(Workload.name)),
+            few(
+                select(Workload.id).where(
+                    or_(Workload.team_id.is_(None), Workload.team_id.in_(team_ids)), like(Workload.name)
+                )
+            ),
+            Run.workload_id,
+        ),
+        (
+            exists().where(Agent.id == Run.agent_id, like(Agent.name)),
+            few(select(Agent.id).where(Agent.team_id.in_(team_ids), like(Agent.name))),
+            Run.agent_id,
+        ),
+        (
+            exists().where(RunTag.run_id == Run.id, like(RunTag.tag)),
+            few(select(RunTag.run_id).where(like(RunTag.tag))),
+            Run.id,
+        ),
+    ]
+    arms = [like(Run.name)]
+    for subquery, ids, column in parts:
+        if ids is None:
+            arms.append(subquery)
+        elif ids:
+            arms.append(column.in_(ids))
+    return or_(*arms)
 
 
-def _conditions(team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[bool]]:
+def _conditions(session: Session, team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
     if f.statuses:
         conds.append(Run.status.in_(f.statuses))
@@ -130,7 +167,7 @@ def _conditions(team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[b
         conds.append(Run.created_at >= f.created_from)
     if f.created_to is not None:
         conds.append(Run.created_at < f.created_to)
-    conds += [_text_matches(word) for word in (f.text or "").split()]
+    conds += [_text_matches(session, team_ids, word) for word in (f.text or "").split()]
     if f.env:
         conds.append(_snapshot_in(f.env_snapshots, f.env_none))
     return conds
@@ -185,7 +222,7 @@ def page(
     """A page of the runs matching `filters` in `sort` order ("-" first: descending; ties newest
     first), how many match counted up to offset + TOTAL_CAP, and whether that count is exact (false:
     more match)."""
-    conds = _conditions(team_ids, filters)
+    conds = _conditions(session, team_ids, filters)
     column = _SORTS[sort.lstrip("-")]
     order: list[ColumnElement[Any]] = [column.desc() if sort.startswith("-") else column.asc()]
     if column is not Run.created_at:

@@ -169,6 +169,21 @@ def test_each_filter_narrows_the_list(
     assert r["total"] == len(expected)  # the total counts every match, not the page
 
 
+def test_text_search_finds_the_same_runs_past_its_id_lists(
+    client: TestClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """q='s matches among devices, workloads, agents and tags are id lists of at most TEXT_IDS (so
+    PostgreSQL can OR index scans for a rare word) and subqueries past it (a common word): the same
+    runs either way (the cases above ran with the lists)."""
+    from backend.run import repository
+
+    monkeypatch.setattr(repository, "TEXT_IDS", 0)  # every non-empty list is "too long"
+    assert names(client, world, q="BASELINE") == ["in the rack", "old baseline"]
+    assert names(client, world, q="optane") == ["ram disk"]
+    assert names(client, world, q="nightly") == ["oltp run"]
+    assert names(client, world, q="beta-host rack") == ["in the rack"]
+
+
 def test_device_and_campaign_filters(client: TestClient, session: Session, world: World) -> None:
     shm = world.runs["shm"]
     assert names(client, world, device_id=str(shm.device_id)) == ["ram disk"]
