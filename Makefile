@@ -127,8 +127,8 @@ release: deps-py deps-ui engine
 
 # The agent for hosts without a compiler or Python (ADR 0036, agent/packaging/README.md): a tarball,
 # a .deb and an .rpm with their SHA-256 under dist/agent/, which the server serves. Frozen in a
-# Debian 11 root (glibc 2.31: Debian 11+, Ubuntu 20.04+, RHEL 9), made and cached the first time
-# (minutes); AGENT_DIST_ROOT=host freezes with this host's glibc instead (what the tests build).
+# Debian 11 root (its files need glibc 2.28 at most: RHEL 8+, Debian 10+, Ubuntu 20.04+), made and
+# cached the first time (minutes); AGENT_DIST_ROOT=host freezes with this host's glibc instead (what the tests build).
 # agent-dist-check runs that bundle in a Debian 11 root file system (--version, a benchmark, TLS).
 .PHONY: agent-dist agent-dist-check
 agent-dist: deps-system

@@ -20,8 +20,9 @@
 #     build host's glibc (Debian 12: the agent needs 2.35: Debian 12/13, Ubuntu 22.04/24.04).
 #   debian-bullseye (`make agent-dist`'s and so `make release`'s default): inside a Debian 11 root
 #     file system with OpenSSL and CPython built there (agent/packaging/buildroot.sh; the first
-#     build makes and caches it: minutes of CPU): the agent needs 2.31, as Debian 11, Ubuntu 20.04
-#     and RHEL 9 have. Needs root and mmdebstrap.
+#     build makes and caches it: minutes of CPU): the agent needs 2.28, as RHEL 8 and Debian 10
+#     have (Debian 11's glibc is 2.31: its CPython is built to use none of 2.29's and 2.30's
+#     symbols; buildroot.sh). Needs root and mmdebstrap.
 # Either way every ELF file of the bundle is checked before it is packed (bundle_check.py): glibc
 # versions within the floor, no library search path outside the bundle, no library neither in the
 # bundle nor glibc's.
@@ -57,7 +58,7 @@ case $BUILD_ROOT in
   # the agent's floor: this host's glibc (whatever it is), or bullseye's
   host) AGENT_GLIBC=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
         AGENT_HOSTS="frozen with the build host's own libraries" ;;
-  debian-bullseye) AGENT_GLIBC=2.31 AGENT_HOSTS="Debian 11, Ubuntu 20.04, RHEL 9 and newer; not RHEL 8" ;;
+  debian-bullseye) AGENT_GLIBC=2.28 AGENT_HOSTS="RHEL 8, Debian 10, Ubuntu 20.04 and newer" ;;
   *) echo "agent-dist: AGENT_DIST_ROOT must be host or debian-bullseye, not $BUILD_ROOT" >&2; exit 2 ;;
 esac
 NFPM_VERSION=v2.48.0

@@ -2,7 +2,8 @@
 # The frozen agent's build host for older glibc (ADR 0036, AGENT_DIST_ROOT=debian-bullseye): a
 # Debian 11 root file system (glibc 2.31) holding OpenSSL 3.0 and CPython 3.11 built there from
 # Debian 12's own source packages, and the build tools' virtualenv made with that interpreter.
-# PyInstaller run in it freezes a libpython, extension modules and libraries that need glibc <= 2.31.
+# PyInstaller run in it freezes a libpython, extension modules and libraries that need glibc <= 2.28
+# (symbol versions: RHEL 8's glibc; python-glibc-compat.h and configure's cache variable below).
 #
 #   buildroot.sh ensure         make the root when it is missing (once: minutes of CPU; cached)
 #   buildroot.sh run CMD...     CMD as root inside it, in the repository (bind-mounted at its own path)
@@ -27,8 +28,10 @@ SUITE=bullseye
 SOURCES=bookworm  # the suite whose source packages are built
 PREFIX=/opt/iowatt-python  # inside the root: OpenSSL and CPython
 TOOLS=/opt/iowatt-build/venv  # inside the root: PyInstaller and the agent's dependencies
-# the root's recipe is make_root() (below) and the suites: a change to either makes a new root
-KEY=$({ echo "$SUITE $SOURCES $PREFIX $TOOLS"; sed -n '/^make_root() {/,/^}/p' "$0"; } | sha256sum | cut -c1-12)
+# the root's recipe is make_root() (below), the suites and the header CPython's build includes: a
+# change to any makes a new root
+KEY=$({ echo "$SUITE $SOURCES $PREFIX $TOOLS"; sed -n '/^make_root() {/,/^}/p' "$0"
+        cat "$ROOT/agent/packaging/python-glibc-compat.h"; } | sha256sum | cut -c1-12)
 BROOT=$CACHE/buildroot-debian-$SUITE-$KEY
 JOBS=$(nproc)
 
@@ -130,10 +133,18 @@ make_root() {
   if [ ! -f "$new/.stage-cpython" ]; then
     # CPython: a shared libpython (PyInstaller loads it), no search path baked in (ldconfig finds
     # /opt/iowatt-python/lib inside the root; in the bundle PyInstaller's loader does), no ensurepip,
-    # no debugging information (-g: PyInstaller would ship it)
+    # no debugging information (-g: PyInstaller would ship it). Nothing in it needs glibc > 2.28
+    # (RHEL 8): configure is told sem_clockwait (2.30) is missing, so lock timeouts wait with
+    # sem_timedwait on the wall clock, as CPython does on glibc < 2.30; and every C file of its build
+    # (CFLAGS_NODIST: not the flags it hands to other projects' extensions) includes
+    # python-glibc-compat.h, which binds exp, exp2, log, log2 and pow to their pre-2.29 versions
     say "CPython: $(cd "$new"/build && echo python3.11-*/) (log: $log)"
+    install -m 0644 agent/packaging/python-glibc-compat.h "$new/build/python-glibc-compat.h"
     enter "$new" sh -c "cd /build/python3.11-*/ && { [ -f Makefile ] || ./configure --prefix=$PREFIX \
-        --enable-shared --with-openssl=$PREFIX --without-ensurepip OPT='-DNDEBUG -fwrapv -O2 -Wall'; } \
+        --enable-shared --with-openssl=$PREFIX --without-ensurepip OPT='-DNDEBUG -fwrapv -O2 -Wall' \
+        ac_cv_func_sem_clockwait=no CFLAGS_NODIST='-include /build/python-glibc-compat.h'; } \
+        && grep -q '^CONFIGURE_CFLAGS_NODIST=.*-include /build/python-glibc-compat.h' Makefile \
+        && ! grep -q 'define HAVE_SEM_CLOCKWAIT' pyconfig.h \
         && make -j$JOBS && rm -rf $PREFIX/lib/python3.11 && make install && ldconfig" >>"$log" 2>&1 \
       || { tail -40 "$log" >&2; say "CPython's build failed"; exit 1; }
     enter "$new" "$PREFIX/bin/python3.11" -c \

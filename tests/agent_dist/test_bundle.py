@@ -41,8 +41,8 @@ pytestmark = pytest.mark.timeout(1500)
 # sem_clockwait, 2.30, come from agent/packaging/glibc-compat.c)
 ENGINE_GLIBC_MAX = (2, 28)
 # the frozen agent's, as the suite builds it (AGENT_DIST_ROOT=host): the build host's libpython3.11
-# and libgcc_s (Debian 12) need GLIBC_2.35. `make agent-dist`'s (Debian 11's, 2.31) is held to its
-# floor by build.sh and by test_old_glibc (make agent-dist-check).
+# and libgcc_s (Debian 12) need GLIBC_2.35. `make agent-dist`'s (frozen in Debian 11, its symbols
+# held to 2.28) is held to its floor by build.sh and by test_old_glibc (make agent-dist-check).
 AGENT_GLIBC_MAX = (2, 35)
 
 
