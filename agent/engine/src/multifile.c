@@ -374,6 +374,7 @@ static int mf_open(struct worker *w, struct mfstate *s)
 			} else {
 				file_options(sc, o, f);
 				sc->fallocate = FALLOC_NONE; /* fio: no layout, the open creates it */
+				sc->rw = RW_WRITE; /* nor data for reads: fio reads what the writes left (short at the end) */
 				r = target_prepare(sc, &f->tgt, w->errmsg, sizeof(w->errmsg));
 				free(sc);
 			}
@@ -651,12 +652,12 @@ void mf_report(struct jw *w, const struct job *j, unsigned first, unsigned n)
 	jw_arr(w, "files");
 	for (unsigned i = 0; i < m->nfiles; i++) {
 		const struct mfile *f = &m->files[i];
-		uint64_t ios[2] = { 0, 0 }, bytes[2] = { 0, 0 };
+		uint64_t ios[3] = { 0, 0, 0 }, bytes[3] = { 0, 0, 0 };
 		for (unsigned k = first; j->workers && k < first + n && k < j->o->numjobs; k++) {
 			const struct mfworker *mw = j->workers[k].mfw;
 			for (unsigned s = 0; mw && s < mw->n; s++)
 				if (mw->st[s].file == i)
-					for (int d = 0; d < 2; d++) {
+					for (int d = 0; d < 3; d++) {
 						ios[d] += mw->st[s].ios[d];
 						bytes[d] += mw->st[s].bytes[d];
 					}
@@ -670,6 +671,8 @@ void mf_report(struct jw *w, const struct job *j, unsigned first, unsigned n)
 		jw_u64(w, "read_bytes", bytes[0]);
 		jw_u64(w, "write_ios", ios[1]);
 		jw_u64(w, "write_bytes", bytes[1]);
+		jw_u64(w, "trim_ios", ios[2]);
+		jw_u64(w, "trim_bytes", bytes[2]);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -842,9 +845,12 @@ void mf_finalize(struct options *o)
 	if (o->unlink_each_loop)
 		die_usage("unlink_each_loop", "not supported (removing and laying the files out again after every loop "
 			  "is not implemented)");
-	if (o->create_on_open && rw_reads(o->rw))
-		die_usage("create_on_open", "job '%s' reads (rw=%s): its files would be created empty at open and "
-			  "every read would hit their end; refused", o->name, rw_name(o->rw));
+	/* fio: reads of a file create_on_open made empty return what is there; libaio and io_uring count
+	 * a short read with its bytes, as fio's; fio's sync engines retry its rest or fail a read of 0
+	 * bytes (EIO), which is not implemented */
+	if (o->create_on_open && rw_reads(o->rw) && (!engine_find(o->ioengine) || (engine_find(o->ioengine)->flags & ENGINE_F_SYNC)))
+		die_usage("create_on_open", "job '%s' reads (rw=%s) with ioengine=%s: reads of files created empty "
+			  "are implemented for libaio and io_uring only", o->name, rw_name(o->rw), o->ioengine);
 	if (o->openfiles > o->nrfiles && !o->filename[0])
 		o->openfiles = o->nrfiles;
 	if (o->directory[0]) {

@@ -40,7 +40,7 @@ struct mfstate {
 	unsigned inflight;
 	uint64_t issued;                /* bytes issued in this pass */
 	uint64_t pass_bytes;            /* its share: whole smallest blocks of the region */
-	uint64_t ios[2], bytes[2];      /* completed, for iowatt.files */
+	uint64_t ios[3], bytes[3];      /* completed, for iowatt.files: read, write, trim */
 	/* the offset generator's state, swapped into the worker while the file is current */
 	uint64_t roff, rsize, nblocks, perm_i, seq_pos[2];
 	struct perm perm, scatter;

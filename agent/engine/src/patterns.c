@@ -250,6 +250,7 @@ void pat_echo_zones(struct jw *w, const struct options *o)
 }
 
 static int is_mixed(const struct options *o);
+static int trims_only(const struct options *o);
 
 /* the option that makes a job use the pattern generator */
 static const char *pat_option(const struct options *o)
@@ -299,9 +300,10 @@ void pat_finalize(struct options *o)
 		trims_refuse(o);
 	if (pat_active(o) && !o->filename[0])
 		mf_name_single(o); /* fio's one generated file (examples/rand-zones.fio) */
-	if (pat_active(o) && mf_wanted(o))
+	if (pat_active(o) && mf_wanted(o) && !trims_only(o))
 		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize, "
-					 "numjobs without filename)");
+					 "numjobs without filename)%s",
+			  rw_trims(o->rw) ? ": trims there only as rw=trim or randtrim, with none of the pattern options" : "");
 	/* verify reads back every write: refuse patterns where a later write may cut into an earlier
 	 * block (it would then fail to verify; fio only warns "verify limited") */
 	if (o->verify && rw_writes(o->rw)) {
@@ -355,13 +357,26 @@ static int is_mixed(const struct options *o)
 	return opt_max_bs(o) > opt_min_bs(o);
 }
 
-int pat_active(const struct options *o)
+/* pat_active() for the job as if its direction were rw */
+static int pat_active_rw(const struct options *o, enum rw_mode rw)
 {
-	int rnd = rw_is_random(o->rw);
-	return rw_trims(o->rw) || o->rw_seq_add || o->rw_seq_nr || o->bsrange[0][1] || o->bsrange[1][1] ||
+	int rnd = rw_is_random(rw);
+	return rw_trims(rw) || o->rw_seq_add || o->rw_seq_nr || o->bsrange[0][1] || o->bsrange[1][1] ||
 	       (rnd && (o->blockalign[0] || o->blockalign[1] || o->dist == DIST_ZONED || o->dist == DIST_ZONED_ABS ||
 			o->pct_random[0] < 100 || o->pct_random[1] < 100 ||
 			(o->random_generator == RG_LFSR && (o->norandommap || is_mixed(o)))));
+}
+
+int pat_active(const struct options *o)
+{
+	return pat_active_rw(o, o->rw);
+}
+
+/* rw=trim or randtrim and nothing else of the generator's: a multi-file job takes it through the
+ * plain generator (worker.c), whose offsets are the writes' (fio's trims take the writes' values) */
+static int trims_only(const struct options *o)
+{
+	return (o->rw == RW_TRIM && !pat_active_rw(o, RW_WRITE)) || (o->rw == RW_RANDTRIM && !pat_active_rw(o, RW_RANDWRITE));
 }
 
 static void start_pass(struct worker *w, struct patgen *p)

@@ -567,6 +567,7 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	switch (o->rw) {
 	case RW_READ: case RW_RANDREAD: ddir = DDIR_READ; break;
 	case RW_WRITE: case RW_RANDWRITE: ddir = DDIR_WRITE; break;
+	case RW_TRIM: case RW_RANDTRIM: ddir = DDIR_TRIM; break; /* a multi-file job's (patterns.c) */
 	default:
 		ddir = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE;
 		if (w->pace.on) /* rates: the other direction when this one is ahead of its rate (pace.c) */
@@ -575,9 +576,10 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	}
 	if (w->mfw && mf_select(w))
 		return w->err ? 1 : 2;
-	uint64_t bs = pick_bs(w, ddir), off;
+	const int od = ddir == DDIR_TRIM ? DDIR_WRITE : ddir; /* fio: trims take the writes' sizes and offsets */
+	uint64_t bs = pick_bs(w, od), off;
 	if (rw_is_random(o->rw)) {
-		off = rand_off_d(w, &bs, ddir);
+		off = rand_off_d(w, &bs, od);
 		if (off == OFF_PASS_END) { /* fio ends the pass: the next one, if any, with an empty map */
 			w->perm_i = w->nblocks;
 			const uint64_t pass = w->nblocks * w->minbs;
@@ -587,16 +589,16 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 					return 1;
 				w->issued = next;
 			}
-			bs = pick_bs(w, ddir);
-			off = rand_off_d(w, &bs, ddir); /* a fresh map: its draw always fits */
+			bs = pick_bs(w, od);
+			off = rand_off_d(w, &bs, od); /* a fresh map: its draw always fits */
 		}
 	} else {
-		off = w->seq_pos[ddir];
-		if (off + bs > w->rsize && off < w->rsize && o->nbssplit[ddir])
-			bs = pick_bs_fitting(w, ddir, w->rsize - off); /* fio draws again until one fits */
+		off = w->seq_pos[od];
+		if (off + bs > w->rsize && off < w->rsize && o->nbssplit[od])
+			bs = pick_bs_fitting(w, od, w->rsize - off); /* fio draws again until one fits */
 		else if (off + bs > w->rsize)
 			off = 0;
-		w->seq_pos[ddir] = off + bs;
+		w->seq_pos[od] = off + bs;
 	}
 	r->ddir = (uint8_t)ddir;
 	r->len = (uint32_t)bs;
