@@ -134,6 +134,9 @@ class _DbCollector(Collector):
 
 
 CELERY_QUEUE = "celery"  # the one queue (worker/app.py routes nothing elsewhere)
+# kombu's Redis transport keeps a list per priority step: `celery` (0, the dispatch path's tasks)
+# and `celery\x06\x16N` for the others (backend.outbox.priority_of); the queue is their sum
+_PRIORITY_KEYS = [CELERY_QUEUE, *(f"{CELERY_QUEUE}\x06\x16{step}" for step in (3, 6, 9))]
 UNACKED_KEY = "unacked"  # kombu's Redis transport: messages delivered and not yet acknowledged
 
 
@@ -144,11 +147,13 @@ def _redis_figures() -> Iterator[Metric]:
     try:
         r = counters_redis(get_settings().redis_url)
         with r.pipeline(transaction=False) as p:
-            p.llen(CELERY_QUEUE)
+            for key in _PRIORITY_KEYS:
+                p.llen(key)
             p.hlen(UNACKED_KEY)
             p.get(WORKER_SEEN_KEY)
             p.hgetall(WORKERS_SEEN_KEY)
-            queued, unacked, newest, seen = p.execute()
+            *lengths, unacked, newest, seen = p.execute()
+            queued = sum(lengths)
     except (redis.RedisError, OSError) as exc:
         log.warning("metrics.redis_unavailable", error=str(exc).splitlines()[0][:200])
         up.add_metric([], 0)

@@ -17,10 +17,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
+from backend.db import unit_of_work
 from backend.health import WORKERS_SEEN_KEY
 from backend.kit.time import utcnow
 from backend.main import create_app
 from backend.models import OutboxTask, Run, RunStatus
+from backend.outbox import enqueue
 from backend.run import service as run_service
 from tests.backend import test_outbox
 from tests.backend.test_outbox import LocalRedis, _leased_run
@@ -189,6 +191,11 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
         m = _scrape(c)
         assert _v(m, "iowatt_runs", status="queued") == _v(before, "iowatt_runs", status="queued") + 1
         assert _v(m, "iowatt_queue_messages", queue="celery") >= 1  # its dispatch task, unconsumed
+        # a task at the background priority waits in another list of the same queue: counted too
+        with unit_of_work() as s:
+            enqueue(s, "energy.compute_run", run_id=str(uuid.uuid4()))
+        with_background = _v(_scrape(c), "iowatt_queue_messages", queue="celery")
+        assert with_background == _v(m, "iowatt_queue_messages", queue="celery") + 1
         assert _v(m, "iowatt_agents", online="true") == _v(before, "iowatt_agents", online="true") + 1
         # the latency histogram is this process's (one registry per API process, as Prometheus
         # expects): earlier tests in the same pytest worker counted their own requests in it, so
