@@ -32,6 +32,10 @@ TOOLS=/opt/iowatt-build/venv  # inside the root: PyInstaller and the agent's dep
 # change to any makes a new root
 KEY=$({ echo "$SUITE $SOURCES $PREFIX $TOOLS"; sed -n '/^make_root() {/,/^}/p' "$0"
         cat "$ROOT/agent/packaging/python-glibc-compat.h"; } | sha256sum | cut -c1-12)
+# the recipe of the stages before CPython's (make_root up to that stage): a root with the same BASE
+# gives a new one its root file system and OpenSSL, so a change to CPython's build rebuilds CPython only
+BASE=$({ echo "$SUITE $SOURCES $PREFIX"
+         sed -n '/^make_root() {/,/^  if \[ ! -f "\$new\/.stage-cpython" \]; then$/p' "$0"; } | sha256sum | cut -c1-12)
 BROOT=$CACHE/buildroot-debian-$SUITE-$KEY
 JOBS=$(nproc)
 
@@ -73,8 +77,18 @@ make_root() {
         "AGENT_DIST_ROOT=host freezes with this host's glibc instead)"
     exit 2
   fi
-  local new=$CACHE/.buildroot-work-$KEY log=$CACHE/buildroot.log
+  local new=$CACHE/.buildroot-work-$KEY log=$CACHE/buildroot.log prev
   mkdir -p "$CACHE"
+  for prev in "$CACHE/buildroot-debian-$SUITE"-*; do
+    # a root whose recipe differs from this one's from CPython's stage on: a copy of it without its
+    # sources, CPython or virtualenv stages is this one's start (the copy of Debian and OpenSSL)
+    if [ ! -d "$new" ] && [ "$(cat "$prev/.stage-base" 2>/dev/null)" = "$BASE" ]; then
+      say "Debian $SUITE and OpenSSL from $(basename "$prev") (the same recipe up to CPython's stage)"
+      rm -rf "$new.copy" && cp -a "$prev" "$new.copy"
+      rm -rf "$new.copy/.stage-sources" "$new.copy/.stage-cpython" "$new.copy/build" "$new.copy$TOOLS"
+      mv -T "$new.copy" "$new"
+    fi
+  done
   if [ ! -f "$new/.stage-root" ]; then
     rm -rf "$new"
     say "Debian $SUITE (buildd) with CPython's build dependencies (mmdebstrap)"
@@ -128,6 +142,7 @@ make_root() {
       || { tail -40 "$log" >&2; say "OpenSSL's build failed"; exit 1; }
     touch "$new/.stage-openssl"
   fi
+  echo "$BASE" > "$new/.stage-base"
   echo "$PREFIX/lib" > "$new/etc/ld.so.conf.d/iowatt-python.conf"
   enter "$new" ldconfig
   if [ ! -f "$new/.stage-cpython" ]; then
