@@ -39,7 +39,8 @@ deps-system-run:
 
 # Python: every third-party package from the lock, hash-checked (requirements/*.txt are exported
 # from uv.lock by `make lock`; docs/adr/0004-dependencies.md), then this repository's projects
-# editable, without their dependencies and built by the locked setuptools (no build isolation).
+# editable, without their dependencies and built by their locked backends (no build isolation: flit_core
+# for the agent, the libraries and the client, setuptools for the server; ADR 0050).
 # pip installs the locked uv alone (its lines of requirements/dev.txt, with their hashes); uv
 # installs the rest from its cache (pip took 44 CPU-s and, without a cache of its own, 4 minutes of
 # downloads on a clean clone; uv 8). The bytecode is compiled once, here, in parallel, except the
