@@ -141,3 +141,25 @@ def remove(root: Path) -> None:
     if mounted:
         raise RuntimeError(f"still mounted beneath {root}: {mounted}")
     shutil.rmtree(root, ignore_errors=True)
+
+
+def install_deb(root: Path, deb: Path) -> None:
+    """Install the agent's .deb on a bare host and check what its postinst makes: the service
+    user, the root-only state directory, the unit where systemd looks, a working `--version`."""
+    (root / "tmp" / deb.name).write_bytes(deb.read_bytes())
+    r = run(root, ["dpkg", "-i", f"/tmp/{deb.name}"], timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "\niowatt-tpch:" in "\n" + (root / "etc/passwd").read_text()
+    state = root / "var/lib/iowatt-agent"
+    assert state.stat().st_mode & 0o777 == 0o700 and state.stat().st_uid == 0
+    assert (root / "lib/systemd/system/iowatt-agent.service").is_file()
+    version = run(root, ["iowatt-agent", "--version"], timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("iowatt-agent "), version.stderr
+
+
+def purge_deb(root: Path) -> None:
+    """Purge the agent's package: its files, its state (the credentials) and its user go."""
+    r = run(root, ["dpkg", "--purge", "iowatt-agent"], timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (root / "opt/iowatt-agent").exists() and not (root / "var/lib/iowatt-agent").exists()
+    assert "\niowatt-tpch:" not in "\n" + (root / "etc/passwd").read_text()

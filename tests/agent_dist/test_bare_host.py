@@ -224,20 +224,7 @@ def test_the_deb_installs_and_purges_on_a_host_without_compiler_or_python(
     if not debs:
         pytest.skip(f"no .deb in {DIST}: `make agent-dist` builds it (ADR 0036)")
     root = bare_host
-    (root / "tmp" / debs[-1].name).write_bytes(debs[-1].read_bytes())
-    r = rootfs.run(root, ["dpkg", "-i", f"/tmp/{debs[-1].name}"], timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    # postinst: the service user and the state directory; the unit where systemd looks
-    assert "\niowatt-tpch:" in "\n" + (root / "etc/passwd").read_text()
-    state = root / "var/lib/iowatt-agent"
-    assert state.stat().st_mode & 0o777 == 0o700 and state.stat().st_uid == 0
-    assert (root / "lib/systemd/system/iowatt-agent.service").is_file()
-    version = rootfs.run(root, ["iowatt-agent", "--version"], timeout=60)
-    assert version.returncode == 0 and version.stdout.startswith("iowatt-agent "), version.stderr
+    rootfs.install_deb(root, debs[-1])
     features = rootfs.run(root, ["/opt/iowatt-agent/iowatt-engine", "--help"], timeout=60)
     assert "io_uring" in features.stdout and "libaio" in features.stdout
-    # purge: the files, the state (credentials) and the user go
-    r = rootfs.run(root, ["dpkg", "--purge", "iowatt-agent"], timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert not (root / "opt/iowatt-agent").exists() and not state.exists()
-    assert "\niowatt-tpch:" not in "\n" + (root / "etc/passwd").read_text()
+    rootfs.purge_deb(root)

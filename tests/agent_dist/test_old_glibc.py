@@ -181,19 +181,8 @@ def test_on_debian_11_the_deb_installs_and_purges(tmp_path_factory: pytest.TempP
         pytest.fail(f"no .deb in {dist_dir()}: make agent-dist builds it")
     root = rootfs.unpack(rootfs.ensure_tar(rootfs.OLD_SUITE), tmp_path_factory.mktemp("deb") / "host")
     try:
-        (root / "tmp" / debs[-1].name).write_bytes(debs[-1].read_bytes())
-        r = rootfs.run(root, ["dpkg", "-i", f"/tmp/{debs[-1].name}"], timeout=300)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert "\niowatt-tpch:" in "\n" + (root / "etc/passwd").read_text()
-        state = root / "var/lib/iowatt-agent"
-        assert state.stat().st_mode & 0o777 == 0o700 and state.stat().st_uid == 0
-        assert (root / "lib/systemd/system/iowatt-agent.service").is_file()
-        version = rootfs.run(root, ["iowatt-agent", "--version"], timeout=60)
-        assert version.returncode == 0 and version.stdout.startswith("iowatt-agent "), version.stderr
-        r = rootfs.run(root, ["dpkg", "--purge", "iowatt-agent"], timeout=120)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert not (root / "opt/iowatt-agent").exists() and not state.exists()
-        assert "\niowatt-tpch:" not in "\n" + (root / "etc/passwd").read_text()
+        rootfs.install_deb(root, debs[-1])
+        rootfs.purge_deb(root)
     finally:
         rootfs.remove(root)
 
