@@ -6,11 +6,14 @@ from sqlalchemy.orm import Session
 from backend.models import Workload
 
 
-def visible(session: Session, team_ids: list[uuid.UUID]) -> tuple[list[Workload], int]:
+def visible(
+    session: Session, team_ids: list[uuid.UUID], *, limit: int, offset: int = 0
+) -> tuple[list[Workload], int]:
+    """A page of the built-in workloads and the teams' own (built-in first, by name), and how many
+    there are: a team's saved workloads grow without bound (issue 30)."""
     cond = or_(Workload.team_id.is_(None), Workload.team_id.in_(team_ids))
-    rows = list(
-        session.scalars(select(Workload).where(cond).order_by(Workload.builtin.desc(), Workload.name))
-    )
+    order = (Workload.builtin.desc(), Workload.name, Workload.id)
+    rows = list(session.scalars(select(Workload).where(cond).order_by(*order).limit(limit).offset(offset)))
     total = session.scalar(select(func.count()).select_from(Workload).where(cond)) or 0
     return rows, total
 

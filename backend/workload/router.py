@@ -20,8 +20,10 @@ def list_workloads(
         uuid.UUID | None,
         Query(description="one of your teams (and the built-in workloads); none: all of them"),
     ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="at most this many (built-in first)")] = 500,
+    offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Page[WorkloadRead]:
-    rows, total = repository.visible(session, principal.teams_for(team_id))
+    rows, total = repository.visible(session, principal.teams_for(team_id), limit=limit, offset=offset)
     return Page[WorkloadRead](items=[WorkloadRead.model_validate(r) for r in rows], total=total)
 
 

@@ -41,6 +41,20 @@ def test_team_workloads_are_named_uniquely_and_validated(client: TestClient, ses
     assert client.get(f"/api/v1/workloads/{r.json()['id']}", headers=other.headers).status_code == 404
 
 
+def test_the_workloads_list_is_paged_and_bounded(client: TestClient, session: Session) -> None:
+    """GET /workloads pages (limit 1-500, default 500; offset) with the total: a team's saved
+    workloads grow without bound (issue 30). Built-in first, then by name."""
+    u = create_user(session)
+    every = client.get("/api/v1/workloads", headers=u.headers).json()
+    names = [w["name"] for w in every["items"]]
+    assert every["total"] == len(names) >= 4
+    page = client.get("/api/v1/workloads", params={"limit": 2, "offset": 1}, headers=u.headers).json()
+    assert [w["name"] for w in page["items"]] == names[1:3] and page["total"] == every["total"]
+    for bad in ({"limit": 0}, {"limit": 501}, {"offset": -1}):
+        r = client.get("/api/v1/workloads", params=bad, headers=u.headers)
+        assert r.status_code == 422 and r.json()["detail"][0]["field"] == next(iter(bad)), r.text
+
+
 def test_io_size_below_one_block_is_422_naming_it(client: TestClient, session: Session) -> None:
     u = create_user(session)
     job = {**JOB, "io_size_bytes": 512, "end_fsync": True}

@@ -104,7 +104,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "list_teams": ("GET", "/api/v1/teams", ()),
     "list_tokens": ("GET", "/api/v1/auth/tokens", ("include_inactive", "limit", "offset",)),
     "list_users": ("GET", "/api/v1/admin/users", ("q", "limit", "offset",)),
-    "list_workloads": ("GET", "/api/v1/workloads", ("team_id",)),
+    "list_workloads": ("GET", "/api/v1/workloads", ("team_id", "limit", "offset",)),
     "login": ("POST", "/api/v1/auth/login", ()),
     "logout": ("POST", "/api/v1/auth/logout", ()),
     "me": ("GET", "/api/v1/auth/me", ()),

@@ -21672,6 +21672,9 @@ export interface operations {
             query?: {
                 /** @description one of your teams (and the built-in workloads); none: all of them */
                 team_id?: string | null;
+                /** @description at most this many (built-in first) */
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
