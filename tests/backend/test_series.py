@@ -577,3 +577,21 @@ def test_a_new_series_passes_over_other_workloads_runs_without_reading_them(
     # no statement reads a stored engine document whole, only values inside it (#>, [...]) or its keys (?)
     whole = [s for s in alone + beside if re.search(r"RUN_RESULTS\.ENGINE_RESULT(?!\s*(#>|->|\?|\[))", s)]
     assert not whole, "\n".join(whole)
+
+
+def test_the_backfill_command_names_a_bad_team_and_reports_what_it_did(db_url: str) -> None:
+    """`iowatt-server series backfill`'s own wiring (the service behind it is tested above): an
+    unknown team is a usage error naming --team, a batch outside 1-5000 is refused, and a pass over
+    nothing (every run is older than --since) says so on its last line and commits nothing."""
+    from typer.testing import CliRunner
+
+    from backend.cli import app
+
+    runner = CliRunner(env={"COLUMNS": "200"})  # typer's error box wraps at the terminal's width
+    r = runner.invoke(app, ["series", "backfill", "--team", f"no-such-team-{uuid.uuid4().hex[:8]}"])
+    assert r.exit_code == 2 and "--team" in r.output and "no team named" in r.output, r.output
+    r = runner.invoke(app, ["series", "backfill", "--batch", "0"])
+    assert r.exit_code == 2 and "--batch" in r.output, r.output
+    r = runner.invoke(app, ["series", "backfill", "--since", "2999-01-01"])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1].startswith("done: 0 runs examined, 0 joined 0 series in "), r.output
