@@ -527,22 +527,28 @@ def wipc_job(p: PtsParams, region: int) -> dict[str, Any]:
     }
 
 
-def round_job(p: PtsParams, region: int) -> dict[str, Any]:
-    """One round: every element of the matrix for round_s seconds, one after another (stonewall),
-    each one reporting group (group_reporting over its threads)."""
-    t = p.test_def
-    glob: dict[str, str] = {
+def _timed_global(p: PtsParams, region: int, seconds: int) -> dict[str, str]:
+    """The [global] every PTS measurement shares: direct I/O at the run's engine, depth and
+    threads, one report per job, `seconds` long over the region, no random map, a fresh seed."""
+    return {
         "direct": "1",
         "ioengine": p.ioengine,
         "iodepth": str(p.queue_depth),
         "numjobs": str(p.thread_count),
         "group_reporting": "1",
         "time_based": "1",
-        "runtime": str(p.round_s),
+        "runtime": str(seconds),
         "size": str(region),
         "norandommap": "1",
         "randrepeat": "0",
     }
+
+
+def round_job(p: PtsParams, region: int) -> dict[str, Any]:
+    """One round: every element of the matrix for round_s seconds, one after another (stonewall),
+    each one reporting group (group_reporting over its threads)."""
+    t = p.test_def
+    glob = _timed_global(p, region, p.round_s)
     if t.single_io:
         glob["percentile_list"] = ":".join(f"{x:g}" for x in LATENCY_PERCENTILES)
     jobs = [{"name": c.name, "bs": str(c.bs), **_rw(c, t.sequential), "stonewall": "1"} for c in p.cells]
@@ -552,18 +558,7 @@ def round_job(p: PtsParams, region: int) -> dict[str, Any]:
 def _stimulus_job(p: PtsParams, region: int, name: str, seconds: int) -> dict[str, Any]:
     """Host Idle Recovery's RND 4 KiB writes at the run's threads and depth for `seconds`."""
     return {
-        "global": {
-            "direct": "1",
-            "ioengine": p.ioengine,
-            "iodepth": str(p.queue_depth),
-            "numjobs": str(p.thread_count),
-            "group_reporting": "1",
-            "time_based": "1",
-            "runtime": str(seconds),
-            "size": str(region),
-            "norandommap": "1",
-            "randrepeat": "0",
-        },
+        "global": _timed_global(p, region, seconds),
         "jobs": [{"name": name, "bs": str(4 * KiB), "rw": "randwrite"}],
     }
 
