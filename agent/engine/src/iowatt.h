@@ -622,6 +622,7 @@ struct worker {
 	/* published for the progress reporter */
 	_Alignas(CACHELINE) _Atomic uint64_t pub_ios[2], pub_bytes[2]; /* read by the main thread */
 	_Atomic int finished;
+	_Atomic int ended;              /* its I/O is over (before the engine's teardown): exitall reacts */
 	double usr_s, sys_s;
 	pid_t tid;
 	uint64_t kworker_ns;            /* CPU of this thread's io_uring kernel workers (iou-wrk/iou-sqp) */

@@ -84,10 +84,11 @@ void sched_assign_groups(struct job *jobs, int njobs)
 	}
 }
 
-static int job_any_finished(const struct job *j)
+/* a clone whose I/O is over (worker.c sets `ended` before the engine's teardown) */
+static int job_any_ended(const struct job *j)
 {
 	for (unsigned i = 0; i < j->o->numjobs; i++)
-		if (atomic_load(&j->workers[i].finished))
+		if (atomic_load(&j->workers[i].ended))
 			return 1;
 	return 0;
 }
@@ -129,7 +130,7 @@ static int event_pending(struct job *jobs, int first, int last, int exitall)
 		struct job *j = &jobs[i];
 		if (!j->started || j->finished)
 			continue;
-		if (job_all_finished(j) || (exitall && !atomic_load(&j->stop) && job_any_finished(j)))
+		if (job_all_finished(j) || (exitall && !atomic_load(&j->stop) && job_any_ended(j)))
 			return 1;
 	}
 	return 0;
@@ -204,7 +205,7 @@ void sched_run(struct job *jobs, int njobs, struct runcfg *cfg)
 				struct job *j = &jobs[i];
 				if (!j->started || j->finished)
 					continue;
-				if (exitall && job_any_finished(j)) {
+				if (exitall && job_any_ended(j)) {
 					/* fio's exit_what of the job that ended: its group, the running jobs, or all */
 					stop_jobs(jobs, njobs, j->o->exit_what >= 2 ? -1 : j->groupid);
 					g_exit_all |= j->o->exit_what == 3;

@@ -1115,6 +1115,11 @@ void *worker_main(void *arg)
 		}
 		logs_worker_end(w); /* open log windows, buffers to disk */
 	}
+	/* exitall hears of this clone's end now, before the engine's teardown (libaio's io_destroy
+	 * waits ~30 ms for the kernel), as fio's thread_main calls fio_terminate_threads before
+	 * close_ioengine: the other jobs stop at their next I/O, not after that wait */
+	atomic_store(&w->ended, 1);
+	sem_post(&g_wake);
 	pace_worker_exit(w);
 	dedupe_worker_exit(w);
 	if (w->ctx)
