@@ -42,6 +42,8 @@ class Run(Base):
         Index("ix_runs_device_created", "device_id", "created_at"),
         Index("ix_runs_workload_created", "workload_id", "created_at"),
         Index("ix_runs_name", "name"),
+        # one agent's runs, newest first (migration 0025); also every lookup by agent
+        Index("ix_runs_agent_created", "agent_id", "created_at"),
         # the runs list's text search (ILIKE '%word%' on the name; migration 0024, pg_trgm)
         Index("ix_runs_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
     )
@@ -51,7 +53,7 @@ class Run(Base):
     # "agent": queued here and run by an agent; "import": a finished result uploaded (uploader scope)
     source: Mapped[str] = mapped_column(String(16), default="agent", server_default="agent")
     status: Mapped[RunStatus] = mapped_column(Enum(RunStatus, name="run_status"), default=RunStatus.queued)
-    agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"), index=True)
+    agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
     device_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("devices.id", ondelete="SET NULL"))
     environment_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("environments.id", ondelete="SET NULL")

@@ -364,3 +364,45 @@ def test_the_total_is_counted_up_to_a_bound_past_the_page(
     assert page(limit=2, offset=8) == (6, True, 0)  # past the end: counted
     assert page(limit=50) == (6, True, 6)  # a short page is its own count
     assert page(limit=1, status="failed") == (1, True, 1)
+
+
+def _plan_of_page(connection: Connection, session: Session, world: World, **filters: Any) -> str:
+    """The runs list's page statement for `filters`, as repository.page issues it, and PostgreSQL's
+    plan of it with sequential scans and sorts priced out (a handful of rows would otherwise make any
+    plan as cheap as another): which index serves the page's order at a million runs."""
+    from sqlalchemy import event
+
+    from backend.run import repository
+
+    issued: list[tuple[str, Any]] = []
+
+    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        if statement.lstrip().startswith("SELECT runs.id,"):
+            issued.append((statement, parameters))
+
+    event.listen(connection, "before_cursor_execute", keep)
+    try:
+        repository.page(
+            session, [world.u.team.id], filters=repository.RunFilter(**filters), limit=1, offset=0
+        )
+    finally:
+        event.remove(connection, "before_cursor_execute", keep)
+    assert len(issued) == 1, issued
+    connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
+    connection.exec_driver_sql("SET LOCAL enable_sort = off")
+    try:
+        return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN " + issued[0][0], issued[0][1]))
+    finally:
+        connection.exec_driver_sql("RESET enable_seqscan")
+        connection.exec_driver_sql("RESET enable_sort")
+
+
+def test_one_agents_page_is_read_from_its_own_index(
+    connection: Connection, session: Session, world: World
+) -> None:
+    """One agent's newest runs come from `ix_runs_agent_created (agent_id, created_at)` (migration
+    0025): with the agent's id alone PostgreSQL read every agent's runs newest first and kept this
+    one's, 17,865 rows for a page of 50 at a million runs (docs/benchmarks.md § A million runs,
+    session 24)."""
+    plan = _plan_of_page(connection, session, world, agent_id=uuid.UUID(world.ids["a1"]))
+    assert "Index Scan Backward using ix_runs_agent_created on runs" in plan, plan
