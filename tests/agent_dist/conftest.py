@@ -4,6 +4,7 @@ import fcntl
 import hashlib
 import importlib.util
 import io
+import json
 import os
 import platform
 import shutil
@@ -24,11 +25,15 @@ case "$1" in --version) echo "iowatt-agent 9.9.9" ;; *) echo "$@" >> "$(dirname 
 """
 
 
-def make_tarball(path: Path, top: str, agent: str = FAKE_AGENT) -> str:
-    """A tarball laid out as the bundle (agent, engine, unit, README); returns its SHA-256."""
+def make_tarball(path: Path, top: str, agent: str = FAKE_AGENT, glibc: str | None = "2.28") -> str:
+    """A tarball laid out as the bundle (its MANIFEST.json first, as build.sh packs it: the glibc it
+    needs, or none, as a bundle built before the manifest; agent, engine, unit, README); returns its
+    SHA-256."""
+    manifest = [(bundle_check.MANIFEST, json.dumps({"glibc": glibc}), 0o644)] if glibc else []
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for name, text, mode in (
+            *manifest,
             ("iowatt-agent", agent, 0o755),
             ("iowatt-engine", "#!/bin/sh\necho iowatt-engine-9.9.9\n", 0o755),
             ("iowatt-agent.service", "[Service]\nExecStart=/opt/iowatt-agent/iowatt-agent run\n", 0o644),

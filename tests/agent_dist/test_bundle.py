@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.agent_dist import service
 from tests.agent_dist import rootfs
 from tests.agent_dist.conftest import DIST, bundle_check
 from tests.stack import Stack, enrollment_token, http
@@ -68,6 +69,14 @@ def test_the_engine_needs_glibc_2_28_at_most_and_no_async_io_library(
     assert all(e.newest for e in elves if e.path.name in ("iowatt-agent", "iowatt-engine"))  # (versions read)
     bad = bundle_check.findings(tmp_path / top, elves, glibc=AGENT_GLIBC_MAX, engine_glibc=ENGINE_GLIBC_MAX)
     assert bad == []
+    # MANIFEST.json, the one record of the glibc the bundle needs: what the check finds in its files,
+    # and what the server reads from the head of the tarball it serves (the install script's floor)
+    record = json.loads((tmp_path / top / bundle_check.MANIFEST).read_text())
+    assert record == bundle_check.manifest(elves) and record["glibc"] == bundle_check.dotted(
+        max(e.newest for e in elves if e.newest)
+    )
+    st = tarball.stat()
+    assert service._glibc_floor(str(tarball), top, st.st_size, st.st_mtime_ns) == record["glibc"]
     # built with both asynchronous engines (they are linked in, not probed on the host)
     help_text = subprocess.run([str(engine), "--help"], capture_output=True, text=True, check=True).stdout
     assert "io_uring" in help_text and "libaio" in help_text

@@ -16,6 +16,7 @@ import pytest
 from backend.agent_dist import service
 from backend.config import get_settings
 from tests.agent.test_transport import make_cert
+from tests.agent_dist.conftest import make_tarball
 
 TAR = "iowatt-agent-9.9.9-linux-x86_64.tar.gz"
 # no repository venv, no pyenv: what a bare host has
@@ -147,6 +148,57 @@ def test_refusals(dist_dir: Path, tmp_path: Path, args: list[str], says: str) ->
     r = subprocess.run(["sh", str(script), *args], env=BARE_ENV, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2, r.stderr
     assert says in r.stderr
+
+
+FAKE_GETCONF = (
+    '#!/bin/sh\n[ "$1" = GNU_LIBC_VERSION ] && [ -n "$GLIBC" ] && echo "glibc $GLIBC" && exit 0\nexit 1\n'
+)
+FAKE_LDD = '#!/bin/sh\necho "$LDD_SAYS" >&2\nexit 1\n'
+
+
+def test_a_host_with_an_older_glibc_than_the_bundle_needs_is_refused_before_the_download(
+    dist_dir: Path, tmp_path: Path
+) -> None:
+    """The floor is the bundle's MANIFEST.json (build.sh's check writes it; the server puts it in the
+    script); the host's glibc is getconf's, else ldd's; either way refused naming both, exit 2,
+    before anything is downloaded or installed."""
+    fakes = tmp_path / "fakes"
+    fakes.mkdir()
+    for name, text in (("getconf", FAKE_GETCONF), ("ldd", FAKE_LDD)):
+        (fakes / name).write_text(text)
+        (fakes / name).chmod(0o755)
+    host = subprocess.run(["getconf", "GNU_LIBC_VERSION"], capture_output=True, text=True, check=True)
+    have = host.stdout.split()[1]
+    newer = f"{int(have.split('.')[0])}.{int(have.split('.')[1]) + 1}"
+    make_tarball(dist_dir / TAR, TAR.removesuffix(".tar.gz"), glibc=newer)
+    get_settings.cache_clear()
+    cases = [
+        ({}, f"this host has glibc {have}; {TAR} needs glibc {newer} or newer"),  # this host's getconf
+        ({"GLIBC": "2.17"}, f"this host has glibc 2.17; {TAR} needs glibc {newer} or newer"),
+        ({"GLIBC": "", "LDD_SAYS": "ldd (GNU libc) 2.27"}, "this host has glibc 2.27;"),  # no getconf answer
+        ({"GLIBC": "", "LDD_SAYS": "musl libc (x86_64)"}, "glibc version cannot be told"),
+    ]
+    with serve(dist_dir) as url:
+        for extra, says in cases:
+            env = {**BARE_ENV, **extra}
+            if extra:
+                env["PATH"] = f"{fakes}:{env['PATH']}"
+            script = tmp_path / "install.sh"
+            script.write_text(service.install_script())
+            r = subprocess.run(
+                ["sh", str(script), "--server", url, "--no-service", "--no-enroll",
+                 "--prefix", str(tmp_path / "opt" / "iowatt-agent"), "--bin-dir", str(tmp_path / "bin")],
+                env=env, capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert r.returncode == 2, (extra, r.stderr)
+            assert says in r.stderr and "nothing was installed" in r.stderr, (extra, r.stderr)
+            assert "downloading" not in r.stderr
+            assert not (tmp_path / "opt").exists() and not (tmp_path / "bin").exists()
+    # a host at the floor exactly installs (one above it: the first test, 2.28)
+    make_tarball(dist_dir / TAR, TAR.removesuffix(".tar.gz"), glibc=have)
+    with serve(dist_dir) as url:
+        ok = run_script(tmp_path, "--server", url, "--no-service", "--no-enroll")
+    assert ok.returncode == 0, ok.stderr
 
 
 @pytest.mark.parametrize("fraction", [0.3, 0.6, 0.95])

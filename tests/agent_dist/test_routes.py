@@ -43,6 +43,9 @@ def test_the_manifest_lists_each_bundle_with_the_sha256_of_the_file_served(
     assert set(by_name) == {TAR, "iowatt-agent_9.9.9_amd64.deb"}
     assert by_name["iowatt-agent_9.9.9_amd64.deb"]["arch"] == "x86_64"
     assert by_name["iowatt-agent_9.9.9_amd64.deb"]["kind"] == "deb"
+    # the glibc the tarball needs, read from its MANIFEST.json (the .deb states it as its dependency)
+    assert by_name[TAR]["glibc_floor"] == "2.28"
+    assert by_name["iowatt-agent_9.9.9_amd64.deb"]["glibc_floor"] is None
     for name, b in by_name.items():
         served = client.get(b["url"])
         assert served.status_code == 200
@@ -55,6 +58,7 @@ def test_the_manifest_lists_each_bundle_with_the_sha256_of_the_file_served(
     os.utime(dist_dir / TAR, ns=(1, 1))
     again = {b["name"]: b for b in client.get(BASE).json()["bundles"]}
     assert again[TAR]["sha256"] == hashlib.sha256(b"rebuilt").hexdigest()
+    assert again[TAR]["glibc_floor"] is None  # no tarball, no manifest: no floor, never a 500
 
 
 def test_no_name_reaches_a_file_that_is_not_a_bundle(
@@ -92,7 +96,7 @@ def test_the_script_carries_the_newest_tarball_and_its_hash_and_is_valid_sh(
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/x-shellscript")
     script = r.text
-    assert f"  x86_64) bundle_name='{TAR}'; bundle_sha256='{sha}' ;;\n" in script
+    assert f"  x86_64) bundle_name='{TAR}'; bundle_sha256='{sha}'; bundle_glibc='2.28' ;;\n" in script
     assert old not in script and "aarch64) bundle_name" not in script
     assert "installer, version 9.9.9" in script
     subprocess.run(["sh", "-n"], input=script.encode(), check=True)

@@ -90,4 +90,46 @@ describe("the enrolment token's install line", () => {
     );
     expect(screen.queryByTestId("install-line")).toBeNull();
   });
+
+  it("says which glibc the served bundle needs (its manifest's floor), when it states one", async () => {
+    setToken("t");
+    const tar = { kind: "tar", arch: "x86_64", version: "0.1.0", glibc_floor: "2.36" };
+    stub({
+      version: "0.1.0",
+      bundles: [
+        {
+          ...tar,
+          name: "iowatt-agent-0.1.0-linux-x86_64.tar.gz",
+          size_bytes: 1,
+          sha256: "ab",
+          url: "/x",
+        },
+        {
+          ...tar,
+          kind: "deb",
+          glibc_floor: null,
+          name: "iowatt-agent_0.1.0_amd64.deb",
+          size_bytes: 1,
+          sha256: "ab",
+          url: "/y",
+        },
+        {
+          ...tar,
+          version: "0.0.9",
+          glibc_floor: "2.17",
+          name: "iowatt-agent-0.0.9-linux-x86_64.tar.gz",
+          size_bytes: 1,
+          sha256: "ab",
+          url: "/z",
+        },
+      ],
+      install_script_url: "/api/v1/agent-dist/install.sh",
+      tls: null,
+      tls_ca: null,
+    });
+    await createToken();
+    const says = (await screen.findByTestId("install-line-glibc")).textContent ?? "";
+    expect(says).toContain("The agent 0.1.0 needs glibc 2.36 or newer on the host");
+    expect(says).not.toContain("2.17");
+  });
 });

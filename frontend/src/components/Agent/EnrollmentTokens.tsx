@@ -42,6 +42,7 @@ function InstallLine({
   server: string;
   dist?: {
     version: string | null;
+    bundles: { kind: string; arch: string; version: string; glibc_floor?: string | null }[];
     install_script_url: string;
     tls: { fingerprint_sha256: string; pubkey_pin: string } | null;
     tls_ca: { sha256: string; url: string; subject: string } | null;
@@ -66,6 +67,7 @@ function InstallLine({
         text={installLine(server, dist.install_script_url, dist.tls, dist.tls_ca)}
         testId="install-line"
       />
+      <GlibcFloor bundles={dist.bundles} version={dist.version} />
       {dist.tls_ca ? (
         <p className="muted small" data-testid="install-line-ca">
           The line first downloads the server's CA ({dist.tls_ca.subject}) and stops unless its
@@ -81,6 +83,31 @@ function InstallLine({
         )
       )}
     </>
+  );
+}
+
+/** The glibc the served tarballs need (their MANIFEST.json, as the build's check found it): the
+ *  line refuses a host with an older one before it downloads anything. */
+function GlibcFloor({
+  bundles,
+  version,
+}: {
+  bundles: { kind: string; arch: string; version: string; glibc_floor?: string | null }[];
+  version: string;
+}) {
+  const tars = bundles.filter((b) => b.kind === "tar" && b.version === version);
+  const stated = tars.filter((b) => b.glibc_floor);
+  if (stated.length === 0) return null;
+  const floors = [...new Set(stated.map((b) => b.glibc_floor))];
+  const text =
+    floors.length === 1
+      ? `glibc ${floors[0]} or newer`
+      : stated.map((b) => `glibc ${b.glibc_floor} or newer on ${b.arch}`).join(", ");
+  return (
+    <p className="muted small" data-testid="install-line-glibc">
+      The agent {version} needs {text} on the host (<code>getconf GNU_LIBC_VERSION</code>); the line
+      refuses an older host before it downloads anything.
+    </p>
   );
 }
 
