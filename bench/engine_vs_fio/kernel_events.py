@@ -4,7 +4,8 @@
 in A B B A order, medians. Counts, unlike IOPS, hardly depend on how busy the machine is: loop
 work items queued and run per I/O (how often the loop device's worker found its queue empty and
 had to be woken), wake-ups, io_uring punts to io-wq workers, ext4 journal starts (timestamp
-updates), requests issued, context switches, migrations. As root:
+updates), requests issued, context switches, migrations, idle entries (power:cpu_idle counts
+entering and leaving idle) and wake-up interrupts between CPUs. As root:
 
     J="--name=k --filename=F --size=1g --runtime=1 --time_based --rw=randrw --rwmixread=70 --bs=4k \\
        --ioengine=io_uring --iodepth=16 --direct=1"
@@ -30,6 +31,12 @@ EVENTS = [
     "block:block_rq_issue",
     "context-switches",
     "cpu-migrations",
+    # how often a CPU went idle (on this VM: a halt, left only by an interrupt from the host) and
+    # how often a wake-up needed an interrupt to another CPU (session 24, the randrw QD16 gap)
+    "power:cpu_idle",
+    "ipi:ipi_send_cpu",
+    "sched:sched_wake_idle_without_ipi",
+    "io_uring:io_uring_cqring_wait",
 ]
 
 
