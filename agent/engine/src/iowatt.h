@@ -421,6 +421,7 @@ static inline int rw_is_random(enum rw_mode rw)
 }
 static inline int rw_reads(enum rw_mode rw) { return rw == RW_READ || rw == RW_RANDREAD || rw == RW_RW || rw == RW_RANDRW; }
 static inline int rw_trims(enum rw_mode rw) { return rw >= RW_TRIM; }
+static inline int rw_trimwrite(enum rw_mode rw) { return rw == RW_TRIMWRITE || rw == RW_RANDTRIMWRITE; }
 /* trims change the data too: they need destructive=1 on a device, readonly refuses them */
 static inline int rw_writes(enum rw_mode rw)
 {

@@ -856,9 +856,6 @@ static const struct refused_value {
 	{ "create_serialize", "0 in a job of several files", "laying a multi-file job's files out when its start group "
 	  "starts is not implemented (a single file's is)", "--create_serialize=0 --nrfiles=2" },
 	{ "bs_unaligned", "with direct=1", "sizes that are not multiples of the sector size", "--bsrange=1k-4k --bs_unaligned --direct=1" },
-	{ "create_on_open", "with a job that reads and a synchronous ioengine (psync, null)", "fio's sync engines retry "
-	  "a short read's rest and fail a read of 0 bytes (EIO): not implemented (libaio's and io_uring's are)",
-	  "--create_on_open=1 --nrfiles=2" },
 	{ "filename", "- (stdin/stdout)", "not supported", "--filename=-" },
 	{ "filename", "a block device in a list or with nrfiles", "a file list takes files only", NULL },
 	{ "filename", "a missing parent directory (also of filename_format's names)",

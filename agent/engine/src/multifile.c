@@ -443,7 +443,8 @@ int mf_worker_init(struct worker *w)
 		s->roff = f->offset;
 		s->rsize = f->region;
 		s->nblocks = f->region >= maxbs ? f->region / w->minbs : 0;
-		s->pass_bytes = s->nblocks * w->minbs;
+		/* trimwrite: each block is trimmed, then written: its share twice (fio: size bytes of each) */
+		s->pass_bytes = s->nblocks * w->minbs * (rw_trimwrite(o->rw) ? 2 : 1);
 		s->done = !s->pass_bytes;
 		mw->ndone += (unsigned)s->done;
 		if (!s->nblocks)
@@ -475,11 +476,13 @@ int mf_worker_init(struct worker *w)
 	if (!m->shared) { /* this worker's own files (sizes may differ between clones) */
 		uint64_t sum = 0;
 		for (unsigned i = 0; i < mw->n; i++)
-			sum += mw->st[i].pass_bytes;
+			sum += mw->st[i].pass_bytes / (rw_trimwrite(o->rw) ? 2 : 1);
 		base = o->filesize_lo && o->size_set && o->size / w->minbs * w->minbs < sum ? o->size / w->minbs * w->minbs
 											   : sum;
 	}
 	w->budget = (o->io_size ? o->io_size / w->minbs * w->minbs : base) * o->loops;
+	if (rw_trimwrite(o->rw))
+		w->budget *= 2; /* every block trimmed, then written: size (or io_size) bytes of each, as fio */
 	/* the first files, up to openfiles, are opened now (errors before the job starts) */
 	unsigned lim = open_limit(w);
 	for (unsigned i = 0; i < mw->n && mw->nopen < lim; i++) {
@@ -613,10 +616,30 @@ void mf_issued(struct worker *w, struct io_req *r, uint64_t bs)
 	r->fidx = mw->cur;
 	s->inflight++;
 	s->issued += bs;
+	if (r->ddir == DDIR_TRIM && rw_trimwrite(w->job->o->rw)) {
+		s->tw_off = r->off;
+		s->tw_len = r->len;
+	}
 	if (!s->done && s->issued >= s->pass_bytes) {
 		s->done = 1;
 		mw->ndone++;
 	}
+}
+
+/* fio 3.33's trimwrite keeps per file whether its last trim was written (f->last_start[TRIM] and
+ * [WRITE]): the file's next I/O is the write of the block just trimmed, whole, at its offset (not
+ * marked in the random map); then the next trim. Round robin over two files: trim A, trim B,
+ * write A, write B, ... as fio's iolog */
+int mf_trimwrite(struct worker *w, struct io_req *r)
+{
+	struct mfstate *s = &w->mfw->st[w->mfw->cur];
+	if (!s->tw_len)
+		return 0;
+	r->ddir = DDIR_WRITE;
+	r->off = s->tw_off;
+	r->len = s->tw_len;
+	s->tw_len = 0;
+	return 1;
 }
 
 void mf_completed(struct worker *w, const struct io_req *r)
@@ -845,12 +868,6 @@ void mf_finalize(struct options *o)
 	if (o->unlink_each_loop)
 		die_usage("unlink_each_loop", "not supported (removing and laying the files out again after every loop "
 			  "is not implemented)");
-	/* fio: reads of a file create_on_open made empty return what is there; libaio and io_uring count
-	 * a short read with its bytes, as fio's; fio's sync engines retry its rest or fail a read of 0
-	 * bytes (EIO), which is not implemented */
-	if (o->create_on_open && rw_reads(o->rw) && (!engine_find(o->ioengine) || (engine_find(o->ioengine)->flags & ENGINE_F_SYNC)))
-		die_usage("create_on_open", "job '%s' reads (rw=%s) with ioengine=%s: reads of files created empty "
-			  "are implemented for libaio and io_uring only", o->name, rw_name(o->rw), o->ioengine);
 	if (o->openfiles > o->nrfiles && !o->filename[0])
 		o->openfiles = o->nrfiles;
 	if (o->directory[0]) {

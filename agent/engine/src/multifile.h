@@ -46,6 +46,8 @@ struct mfstate {
 	struct perm perm, scatter;
 	struct distgen dg;
 	uint64_t *map;
+	uint64_t tw_off;                /* trimwrite: the block just trimmed, written next (tw_len 0: none) */
+	uint32_t tw_len;
 };
 
 struct mfworker {
@@ -78,6 +80,8 @@ void mf_worker_free(struct worker *w);
 int mf_select(struct worker *w);
 /* After the offset was drawn: the request's file, and the file's share of the pass. */
 void mf_issued(struct worker *w, struct io_req *r, uint64_t bs);
+/* trimwrite: the current file's block just trimmed, as its write (1), or nothing pending (0) */
+int mf_trimwrite(struct worker *w, struct io_req *r);
 /* On completion (counters per file; a finished file past openfiles is closed). */
 void mf_completed(struct worker *w, const struct io_req *r);
 /* After the job: every file still the one the run used? 0 or -errno with a message. */

@@ -303,7 +303,7 @@ void pat_finalize(struct options *o)
 	if (pat_active(o) && mf_wanted(o) && !trims_only(o))
 		die_usage(pat_option(o), "not implemented for jobs of several files (nrfiles, filename lists, filesize, "
 					 "numjobs without filename)%s",
-			  rw_trims(o->rw) ? ": trims there only as rw=trim or randtrim, with none of the pattern options" : "");
+			  rw_trims(o->rw) ? ": trims there only as rw=trim, randtrim, trimwrite or randtrimwrite, with none of the pattern options" : "");
 	/* verify reads back every write: refuse patterns where a later write may cut into an earlier
 	 * block (it would then fail to verify; fio only warns "verify limited") */
 	if (o->verify && rw_writes(o->rw)) {
@@ -372,11 +372,13 @@ int pat_active(const struct options *o)
 	return pat_active_rw(o, o->rw);
 }
 
-/* rw=trim or randtrim and nothing else of the generator's: a multi-file job takes it through the
- * plain generator (worker.c), whose offsets are the writes' (fio's trims take the writes' values) */
+/* rw=trim, randtrim, trimwrite or randtrimwrite and nothing else of the generator's: a multi-file
+ * job takes it through the plain generator (worker.c), whose offsets are the writes' (fio's trims
+ * take the writes' values); trimwrite's writes follow each file's trims (multifile.c) */
 static int trims_only(const struct options *o)
 {
-	return (o->rw == RW_TRIM && !pat_active_rw(o, RW_WRITE)) || (o->rw == RW_RANDTRIM && !pat_active_rw(o, RW_RANDWRITE));
+	int rnd = rw_is_random(o->rw);
+	return rw_trims(o->rw) && !pat_active_rw(o, rnd ? RW_RANDWRITE : RW_WRITE);
 }
 
 static void start_pass(struct worker *w, struct patgen *p)

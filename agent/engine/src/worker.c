@@ -568,6 +568,7 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	case RW_READ: case RW_RANDREAD: ddir = DDIR_READ; break;
 	case RW_WRITE: case RW_RANDWRITE: ddir = DDIR_WRITE; break;
 	case RW_TRIM: case RW_RANDTRIM: ddir = DDIR_TRIM; break; /* a multi-file job's (patterns.c) */
+	case RW_TRIMWRITE: case RW_RANDTRIMWRITE: ddir = DDIR_TRIM; break; /* a multi-file job's: or its write */
 	default:
 		ddir = rng_below(&w->rng, 100) < o->rwmixread ? DDIR_READ : DDIR_WRITE;
 		if (w->pace.on) /* rates: the other direction when this one is ahead of its rate (pace.c) */
@@ -576,6 +577,12 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	}
 	if (w->mfw && mf_select(w))
 		return w->err ? 1 : 2;
+	if (ddir == DDIR_TRIM && rw_trimwrite(o->rw) && mf_trimwrite(w, r)) { /* the trimmed block's write */
+		w->issued += r->len;
+		w->nios += w->measuring;
+		mf_issued(w, r, r->len);
+		return 0;
+	}
 	const int od = ddir == DDIR_TRIM ? DDIR_WRITE : ddir; /* fio: trims take the writes' sizes and offsets */
 	uint64_t bs = pick_bs(w, od), off;
 	if (rw_is_random(o->rw)) {
@@ -737,6 +744,41 @@ int worker_spin_until(struct worker *w, uint64_t t)
 	return 0;
 }
 
+/* fio's sync engines (psync): a read or write that moved fewer bytes than asked goes again for its
+ * rest at the offset reached, until done (fio's io_queue_event with FIO_Q_COMPLETED and a resid):
+ * every issue counts in total_ios, a short one in short_ios without its bytes (fio adds only the
+ * last issue's to io_bytes), and an issue that moves 0 bytes fails with EIO (fio's "full resid":
+ * a read at or past the end of a file create_on_open made). r is left as its last issue, for
+ * account(); *whole keeps the block, which sync_whole() puts back (verify, the next I/O) */
+static void sync_rest(struct worker *w, struct io_req *r, struct io_req *whole)
+{
+	*whole = *r;
+	while (r->res >= 0 && (uint64_t)r->res < r->len) {
+		if (r->res == 0) {
+			r->res = -EIO;
+			return;
+		}
+		if (w->measuring) {
+			w->d[r->ddir].ios++;
+			w->d[r->ddir].short_ios++;
+		}
+		r->buf = (char *)r->buf + r->res;
+		r->off += (uint64_t)r->res;
+		r->len -= (uint32_t)r->res;
+		w->job->ops->queue(w, r);
+	}
+}
+
+/* after sync_rest and account(): the whole block again, read or written whole when the rest was */
+static void sync_whole(struct io_req *r, const struct io_req *whole)
+{
+	int64_t res = r->res == r->len ? whole->len : r->res;
+	r->buf = whole->buf;
+	r->off = whole->off;
+	r->len = whole->len;
+	r->res = res;
+}
+
 static void run_sync(struct worker *w)
 {
 	struct job *j = w->job;
@@ -756,11 +798,17 @@ static void run_sync(struct worker *w)
 			refresh_buffer(w, r);
 		r->t_prep = r->t_sub = t0;
 		ops->queue(w, r);
+		struct io_req whole;
+		const int split = r->res >= 0 && (uint64_t)r->res < r->len && r->ddir != DDIR_TRIM;
+		if (__builtin_expect(split, 0))
+			sync_rest(w, r, &whole);
 		uint64_t t1 = now_ns();
 		w->depth_hist[0]++;
 		w->submit_hist[1]++;
 		w->complete_hist[1]++;
 		account(w, r, t1, 1);
+		if (__builtin_expect(split, 0))
+			sync_whole(r, &whole);
 		if (r->vcheck)
 			verify_done(w, r);
 		publish(w);
