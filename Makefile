@@ -13,7 +13,7 @@ BUILD_JOBS ?= $(shell nproc)
 # start compiled the same modules again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: FORCE help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-run deps-system deps-system-run deps-py deps-ui deps-test-tools lock
+.PHONY: FORCE help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-run deps-system deps-system-run deps-py deps-py-run deps-ui deps-test-tools lock
 
 help:
 	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
@@ -27,9 +27,10 @@ help:
 
 # everything: what the platform needs to run and the test tools (make test)
 deps: deps-system deps-py deps-ui deps-test-tools
-# what the platform needs to run (make up): no fio, sysbench, MariaDB, docker-compose, libfaketime,
-# OIDC test provider, ... (scripts/install-system-deps.sh lists both)
-deps-run: deps-system-run deps-py deps-ui
+# what the platform needs to run (make up): no fio, sysbench, MariaDB, libfaketime, OIDC test
+# provider, ... (scripts/install-system-deps.sh lists both), no pytest, Hypothesis, linters, ...
+# (requirements/run.txt against requirements/dev.txt)
+deps-run: deps-system-run deps-py-run deps-ui
 
 deps-system:
 	@bash scripts/install-system-deps.sh all
@@ -38,7 +39,10 @@ deps-system-run:
 	@bash scripts/install-system-deps.sh run
 
 # Python: every third-party package from the lock, hash-checked (requirements/*.txt are exported
-# from uv.lock by `make lock`; docs/adr/0004-dependencies.md), then this repository's projects
+# from uv.lock by `make lock`; docs/adr/0004-dependencies.md): `make up` (deps-py-run) what the platform
+# runs, requirements/run.txt (the server's and the agent's requirements, the agent's TPC-H extra
+# included); `make test` and the other developer targets (deps-py) requirements/dev.txt, every
+# package of the lock (the tests', linters' and release's tools too); then this repository's projects
 # editable, without their dependencies and built by their locked backends (no build isolation: flit_core
 # for the agent, the libraries and the client, setuptools for the server; ADR 0050).
 # pip installs the locked uv alone (its lines of requirements/dev.txt, with their hashes); uv
@@ -59,25 +63,36 @@ COMPILEALL_SKIP := site-packages/(.+/tests?/|(pip|setuptools|_distutils_hack|myp
 # one: built with PGO and LTO, ~14 % less CPU for the suite's in-process tests than a source build;
 # ADR 0048), written to $(VENV)/.interpreter only when it changes, so a virtualenv made from another
 # interpreter is made again and an unchanged one is left alone.
+deps-py-run: $(VENV)/.installed-run
 deps-py: $(VENV)/.installed
 FORCE:
 $(VENV)/.interpreter: FORCE
 	@p=$$(bash scripts/venv-python.sh) && mkdir -p $(VENV) && \
 	  { [ "$$(cat $@ 2>/dev/null)" = "$$p" ] || echo "$$p" > $@; }
-$(VENV)/.installed: $(VENV)/.interpreter requirements/build.txt requirements/dev.txt pyproject.toml agent/pyproject.toml \
-		client/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
+VENV_INPUTS := $(VENV)/.interpreter requirements/build.txt pyproject.toml agent/pyproject.toml \
+	client/pyproject.toml libs/energy/pyproject.toml libs/policy/pyproject.toml libs/workload/pyproject.toml
+# $(1): the third-party packages' requirements file (uv itself comes from requirements/dev.txt's lines:
+# the installer, as pip is)
+define venv_install
 	@p=$$(cat $(VENV)/.interpreter); \
 	  if ! grep -qx "executable = $$p" $(VENV)/pyvenv.cfg 2>/dev/null; then \
 	    echo "$$p -m venv --clear $(VENV)"; "$$p" -m venv --clear $(VENV) && echo "$$p" > $(VENV)/.interpreter; fi
 	awk '/^uv==/ {p = 1} p {print} p && !/\\$$/ {exit}' requirements/dev.txt > $(VENV)/uv-requirement.txt
 	$(BIN)/python -m pip install -q --require-hashes --only-binary :all: --no-deps -r $(VENV)/uv-requirement.txt
 	$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes --only-binary :all: \
-		-r requirements/build.txt -r requirements/dev.txt
+		-r requirements/build.txt -r $(1)
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --no-build-isolation \
 		-e libs/energy -e libs/workload -e libs/policy -e . -e agent -e client
 	$(BIN)/uv pip check -q --python $(BIN)/python
 	$(BIN)/python -m compileall -qq -j0 -x '$(COMPILEALL_SKIP)' $(VENV)/lib || true  # a cache only
+endef
+$(VENV)/.installed-run: $(VENV_INPUTS) requirements/run.txt
+	$(call venv_install,requirements/run.txt)
 	@touch $@
+# dev.txt holds every package of run.txt: the platform's set is in too
+$(VENV)/.installed: $(VENV_INPUTS) requirements/dev.txt
+	$(call venv_install,requirements/dev.txt)
+	@touch $@ $(VENV)/.installed-run
 
 # After changing a pin in a pyproject.toml: resolve uv.lock again and export the requirements files
 # (LOCK_ARGS=--upgrade moves every unpinned, transitive package to its newest release as well).
@@ -87,6 +102,8 @@ lock: deps-py
 	$(BIN)/uv export --frozen --no-emit-workspace -q --all-packages --all-extras --all-groups -o requirements/dev.txt
 	$(BIN)/uv export --frozen --no-emit-workspace -q --package iowatt-server -o requirements/server.txt
 	$(BIN)/uv export --frozen --no-emit-workspace -q --package iowatt-agent -o requirements/agent.txt
+	$(BIN)/uv export --frozen --no-emit-workspace -q --package iowatt-server --package iowatt-agent \
+		--extra tpch -o requirements/run.txt
 
 # --prefer-offline: the lock names every package's exact version and integrity hash, so npm takes
 # them from its cache without asking the registry whether its metadata is stale (npm ci of the UI:
@@ -150,7 +167,7 @@ client: deps-py deps-ui engine
 	cd frontend && npm run gen:client
 
 # The instance's own settings (IOWATT_STATE_DIR selects another instance than .iowatt/).
-migrate: deps-py
+migrate: deps-py-run
 	set -a; source "$${IOWATT_STATE_DIR:-.iowatt}/env"; set +a; $(BIN)/iowatt-server migrate
 
 up: deps-run engine ui

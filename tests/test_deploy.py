@@ -360,7 +360,10 @@ def test_make_up_installs_only_what_the_platform_needs_and_make_test_the_rest() 
     assert not run & test and not (run | test) & bench
     up = _make_prerequisites("up")
     assert "deps" not in up and "deps-run" in up
-    assert _make_prerequisites("deps-run") == ["deps-system-run", "deps-py", "deps-ui"]
+    # Python: requirements/run.txt (test_lockfile.py checks what it holds and that the platform's
+    # imports are in it)
+    assert _make_prerequisites("deps-run") == ["deps-system-run", "deps-py-run", "deps-ui"]
+    assert _make_prerequisites("deps-py-run") == ["$(VENV)/.installed-run"]
     assert _make_prerequisites("engine") == ["deps-system-run"]
     makefile = (ROOT / "Makefile").read_text()
     assert "install-system-deps.sh run" in makefile.split("deps-system-run:", 1)[1].split("\n\n", 1)[0]

@@ -27,6 +27,8 @@ EXPORTS = {
     "dev.txt": ["--all-packages", "--all-extras", "--all-groups"],
     "server.txt": ["--package", "iowatt-server"],
     "agent.txt": ["--package", "iowatt-agent"],
+    # what `make up` installs (deps-py-run): the platform's packages, no test tool
+    "run.txt": ["--package", "iowatt-server", "--package", "iowatt-agent", "--extra", "tpch"],
 }
 
 
@@ -126,9 +128,14 @@ def test_the_lock_matches_the_manifests_without_the_network() -> None:
     assert r.returncode == 0, f"uv.lock is stale: run `make lock`\n{r.stderr}"
 
 
+def _venv_recipe(makefile: str) -> str:
+    """The virtualenv's install recipe (the Makefile's `venv_install`, which both stamps call)."""
+    return makefile.split("\ndefine venv_install\n", 1)[1].split("\nendef\n", 1)[0]
+
+
 def test_make_and_the_images_install_only_hash_checked_wheels_from_the_lock() -> None:
     makefile = (REPO / "Makefile").read_text()
-    recipe = makefile.split("\n$(VENV)/.installed:", 1)[1].split("\n\n", 1)[0]
+    recipe = _venv_recipe(makefile)
     installs = {
         "Makefile deps-py": recipe,
         "Dockerfile.server": (REPO / "deploy" / "Dockerfile.server").read_text(),
@@ -145,7 +152,8 @@ def test_make_and_the_images_install_only_hash_checked_wheels_from_the_lock() ->
                 if " -r " in cmd:  # third-party packages: the lock, hashes required, no sdist builds
                     assert "--require-hashes" in cmd and "--only-binary :all:" in cmd, (where, cmd)
                     assert re.search(r"-r \S*requirements/\w+\.txt", cmd) or (
-                        where == "Makefile deps-py" and "-r $(VENV)/uv-requirement.txt" in cmd
+                        where == "Makefile deps-py"
+                        and ("-r $(VENV)/uv-requirement.txt" in cmd or "-r $(1)" in cmd)
                     ), (where, cmd)
                 else:  # this repository's projects: nothing more from an index
                     assert "--no-deps" in cmd and "--no-build-isolation" in cmd, (where, cmd)
@@ -157,7 +165,55 @@ def test_make_and_the_images_install_only_hash_checked_wheels_from_the_lock() ->
     (bootstrap,) = [ln for ln in lines if "uv-requirement.txt" in ln and "pip install" in ln]
     assert "--no-deps" in bootstrap and "$(BIN)/python -m pip install" in bootstrap, bootstrap
     uv_pips = [ln for ln in lines if "$(BIN)/uv pip install" in ln]
-    assert any("-r requirements/dev.txt" in ln for ln in uv_pips), uv_pips
+    assert any("-r requirements/build.txt -r $(1)" in ln for ln in uv_pips), uv_pips
+    # make up: the platform's packages; make test (and every developer target): all of them
+    for stamp, reqs in ((".installed-run", "run.txt"), (".installed", "dev.txt")):
+        rule = makefile.split(f"\n$(VENV)/{stamp}:", 1)[1].split("\n\n", 1)[0]
+        assert f"\t$(call venv_install,requirements/{reqs})\n" in rule, rule
+        assert f"requirements/{reqs}" in rule.split("\n", 1)[0], rule  # a prerequisite
+
+
+# the tests', linters' and release's tools (pyproject.toml's `dev` extra and their own dependencies)
+TEST_TOOLS = {"pytest", "pytest-xdist", "hypothesis", "schemathesis", "ruff", "mypy", "aiosmtpd", "pypdf",
+              "kubernetes-validate", "cyclonedx-bom", "uv"}  # fmt: skip
+# the code the platform runs: make up's server, worker and agent, the client, the libraries, the
+# migrations and up.sh's first benchmark
+PLATFORM_CODE = ["backend", "worker", "migrations", "agent/src", "client/src", "libs/energy/src",
+                 "libs/policy/src", "libs/workload/src", "scripts/first_benchmark.py"]  # fmt: skip
+IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b|import[ \t]+([A-Za-z_]\w*))", re.M
+)
+
+
+def test_make_up_installs_what_the_platform_imports_and_no_test_tool() -> None:
+    """requirements/run.txt (`make up`, issue 30) holds no test tool, and every third-party package
+    the platform's code imports: a `make up` virtualenv without the tests' packages runs it (its 409
+    modules imported with run.txt alone when this was written). An import of a package only the dev
+    extra brings in (pyyaml, packaging, ...) fails here instead of on a user's machine."""
+    from importlib.metadata import packages_distributions
+
+    run = set(_requirements(REPO / "requirements" / "run.txt"))
+    assert not run & TEST_TOOLS, sorted(run & TEST_TOOLS)
+    assert {"fastapi", "celery", "duckdb", "pymysql"} <= run  # the server, the agent and its TPC-H
+    files = [
+        p for d in PLATFORM_CODE for p in ([REPO / d] if d.endswith(".py") else (REPO / d).rglob("*.py"))
+    ]
+    imported: dict[str, str] = {}
+    for f in files:
+        for a, b in IMPORT.findall(f.read_text()):
+            imported.setdefault(a or b, str(f.relative_to(REPO)))
+    _, workspace = _lock()
+    dists = packages_distributions()
+    missing = []
+    for module, where in sorted(imported.items()):
+        if module in sys.stdlib_module_names or module not in dists:
+            continue  # the standard library, this repository's packages, a word of a docstring
+        names = {canonicalize_name(d) for d in dists[module]}
+        if not names & (run | workspace):
+            missing.append(f"{module} ({', '.join(sorted(names))}), imported by {where}")
+    assert not missing, "not in requirements/run.txt (a dependency of the server or agent?):\n" + "\n".join(
+        missing
+    )
 
 
 def test_the_uv_lines_make_deps_py_picks_from_dev_txt_are_the_locked_uv_with_its_hashes() -> None:
