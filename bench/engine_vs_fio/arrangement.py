@@ -7,23 +7,27 @@ takes the host). Runs in A B B A order under `perf sched record -a`; one line pe
 tool whose IOPS swing from run to run can be read against where its work ran. Written for the
 loop-ext4 randrw QD16 row (session 24). Needs a machine where nothing else runs. As root:
 
-    J="--name=k --filename=F --size=1g --runtime=2 --time_based --rw=randrw --rwmixread=70 --bs=4k \\
-       --ioengine=io_uring --iodepth=16 --direct=1"
+    J="--name=k --filename={file} --size=1g --runtime=2 --time_based --rw=randrw --rwmixread=70 \\
+       --bs=4k --ioengine=io_uring --iodepth=16 --direct=1"
     python3 bench/engine_vs_fio/arrangement.py --pairs 4 --a "agent/engine/build/iowatt-engine $J" \\
         --b "fio $J --refill_buffers=1"
 
-F: a laid-out file on the loop-mounted ext4 that `run.py --target loop-ext4` or `ab_engines.sh` makes.
+`{file}` in the commands: a file on ext4 on a loop device over /dev/shm (as run.py's loop-ext4),
+made here, laid out by one 1 s run of A, and removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import re
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 SWITCH = re.compile(
     r"\s*\[(\d+)\]\s+([\d.]+):\s+sched:sched_switch:\s+prev_comm=(.*?) prev_pid=(\d+) .*?"
@@ -95,16 +99,42 @@ def run(cmd: str) -> str:
     return f"{tool:15s} {iops:9,.0f} IOPS  idle/IO {idle:.3f} ipi/IO {ipi:.3f}  {cols}"
 
 
+@contextlib.contextmanager
+def loop_ext4() -> Iterator[str]:
+    """A 1200 MiB ext4 image in /dev/shm on a loop device, mounted; yields the test file's path."""
+    d = Path(tempfile.mkdtemp(prefix="arrangement-", dir="/dev/shm"))
+    img, mnt = d / "img", d / "mnt"
+    mnt.mkdir()
+    subprocess.run(["truncate", "-s", "1200M", str(img)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True)
+    loop = subprocess.run(["losetup", "-f", "--show", str(img)], check=True, capture_output=True, text=True)
+    dev = loop.stdout.strip()
+    try:
+        subprocess.run(["mount", dev, str(mnt)], check=True)
+        try:
+            yield str(mnt / "f")
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+        subprocess.run(["rm", "-rf", str(d)], check=False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--a", required=True)
     ap.add_argument("--b", required=True)
     ap.add_argument("--pairs", type=int, default=4)
     a = ap.parse_args()
-    print("tool, IOPS, idle entries and IPIs per I/O, then per CPU the % of time: " + " ".join(KINDS))
-    for i in range(a.pairs):
-        for cmd in (a.a, a.b) if i % 2 == 0 else (a.b, a.a):
-            print(run(cmd), flush=True)
+    with contextlib.ExitStack() as stack:
+        if "{file}" in a.a + a.b:
+            path = stack.enter_context(loop_ext4())
+            a.a, a.b = a.a.replace("{file}", path), a.b.replace("{file}", path)
+            subprocess.run([*shlex.split(a.a), "--runtime=1"], check=True, capture_output=True)
+        print("tool, IOPS, idle entries and IPIs per I/O, then per CPU the % of time: " + " ".join(KINDS))
+        for i in range(a.pairs):
+            for cmd in (a.a, a.b) if i % 2 == 0 else (a.b, a.a):
+                print(run(cmd), flush=True)
     with open("/proc/loadavg") as f:
         print("load", " ".join(f.read().split()[:3]))
 
