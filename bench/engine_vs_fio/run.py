@@ -52,6 +52,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ENGINE = REPO / "agent" / "engine" / "build" / "iowatt-engine"
+ENGINE_SOURCE = ""
 SHORT_S = 0.01  # length of the runs that measure a tool's fixed (start-up + exit) CPU cost
 
 # (name, common job options, options only fio gets, options only iowatt gets)
@@ -259,6 +260,31 @@ def umount(mnt: Path) -> None:
     print(f"warning: could not unmount {mnt}; clean up by hand", file=sys.stderr)
 
 
+def host_scheduling() -> str:
+    """What decides when idle vCPUs wake and where tasks run: the cpuidle driver and governor, the
+    guest halt-poll window, and this VM kernel's own sched_vcpu_pack if it has one (session 24:
+    the loop-ext4 randrw QD16 row changed with the VM build, not with the engine)."""
+    facts = []
+    for name, path in (
+        ("cpuidle", "/sys/devices/system/cpu/cpuidle/current_driver"),
+        ("governor", "/sys/devices/system/cpu/cpuidle/current_governor"),
+        ("guest_halt_poll_ns", "/sys/module/haltpoll/parameters/guest_halt_poll_ns"),
+        ("sched_vcpu_pack", "/proc/sys/kernel/sched_vcpu_pack"),
+    ):
+        if Path(path).exists():
+            facts.append(f"{name} {Path(path).read_text().strip()}")
+    return ", ".join(facts) or "?"
+
+
+def engine_source() -> str:
+    """The commit the engine was built from, and whether agent/engine had uncommitted changes
+    (run.py builds from the working tree: a colleague's edit once ended up in a measured binary)."""
+    git = ("git", "-C", str(REPO))
+    head = sh(*git, "rev-parse", "--short", "HEAD", check=False).stdout.strip() or "?"
+    dirty = sh(*git, "status", "--porcelain", "--", "agent/engine", check=False).stdout.strip()
+    return f"built from {head}{', agent/engine modified in the working tree' if dirty else ''}"
+
+
 def parse_size(s: str) -> int:
     mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
     s = s.lower().rstrip("b").rstrip("i")
@@ -396,10 +422,12 @@ def main() -> int:
     if not shutil.which("fio"):
         print("fio not installed (apt-get install fio)", file=sys.stderr)
         return 77
-    global ENGINE
+    global ENGINE, ENGINE_SOURCE
     if a.engine:
         ENGINE = Path(a.engine).resolve()
+        ENGINE_SOURCE = "given with --engine"
     else:
+        ENGINE_SOURCE = engine_source()
         subprocess.run(["make", "-s", "-C", str(REPO / "agent" / "engine")], check=True)
     target = Target(a.target, a.size, a.zram_size, a.destructive)
     try:
@@ -500,10 +528,12 @@ def bench(a: argparse.Namespace, target: Target) -> int:
         ),
         "?",
     )
+    shown_engine = ENGINE.relative_to(REPO) if ENGINE.is_relative_to(REPO) else ENGINE
     lines = [
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; wall time {time.time() - t0:.0f} s",
         f"- machine: {platform.node()}, Linux {platform.release()}, {os.cpu_count()} vCPU ({cpu}), shared",
-        f"- tools: {fio_ver} (Debian) vs {eng_ver} ({ENGINE.relative_to(REPO)})",
+        f"- scheduling: {host_scheduling()}",
+        f"- tools: {fio_ver} (Debian) vs {eng_ver} ({shown_engine}, {ENGINE_SOURCE})",
         f"- target: {target.desc}, region {a.size}; {a.runtime:g} s per run, time_based; "
         f"1 discarded warm-up pair + {a.pairs} pairs in order A B B A ...",
         "- ratio = median over pairs of iowatt/fio (per-pair); CPU/IO = usr+sys of the whole process "
