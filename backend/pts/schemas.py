@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.kit.schema import OutputSchema
 
-MAX_ROUNDS_STORED = 400  # WSAT's 360 rounds, and room
+MAX_ROUNDS_STORED = 1500  # Write Saturation's 1,440 rounds (24 h of one-minute rounds), and room
 MAX_ELEMENTS = 64  # the IOPS matrix's 56
 MAX_HIR_SEGMENTS = 10  # Host Idle Recovery's five wait states and their returns to baseline
 MAX_HIR_BURSTS = 360  # bursts per segment
@@ -96,6 +96,15 @@ class PtsTrackingDoc(_Loose):
     metric: Literal["iops", "bw_bytes", "lat_mean_ns"]
 
 
+class PtsStopDoc(_Loose):
+    rule: Literal["steady_state", "round_limit", "capacity", "time"]
+    round: int = Field(ge=1, le=MAX_ROUNDS_STORED)
+    round_limit: int = Field(ge=1, le=MAX_ROUNDS_STORED)
+    round_s: int = Field(ge=1, le=86400)
+    bytes_written: Count = 0
+    bytes_limit: Count | None = None
+
+
 class PtsHirPointDoc(_Loose):
     burst: int = Field(ge=1, le=MAX_HIR_BURSTS)
     t_s: float = Field(ge=0, le=1e9)
@@ -137,6 +146,7 @@ class PtsDoc(_Loose):
     window_averages: list[PtsCellDoc] = Field(default_factory=list, max_length=MAX_ELEMENTS)
     bytes_written: Count = 0
     hir: PtsHirDoc | None = None
+    stop: PtsStopDoc | None = None  # None: a run from before December 2026 (not recorded)
 
 
 # --- the API's report -----------------------------------------------------------------------------
@@ -216,6 +226,24 @@ class PtsPurge(OutputSchema):
     note: str
 
 
+class PtsStop(OutputSchema):
+    """Why the rounds stopped (libs/workload stop_rule)."""
+
+    rule: Literal["steady_state", "round_limit", "capacity", "time"] = Field(
+        description="steady_state: the rule held; round_limit: the last round allowed without steady "
+        "state; Write Saturation: capacity (4 x the tested region written) or time (its 24 hours: "
+        "round_limit rounds of round_s, 1,440 one-minute rounds; a short trial's shorter rounds shorten it), "
+        "whichever came first"
+    )
+    round: int = Field(description="the last round run")
+    round_limit: int = Field(description="rounds at most (Write Saturation: its 24 hours as rounds)")
+    round_s: int = Field(description="seconds per element per round")
+    bytes_written: int = Field(description="bytes written by the rounds")
+    bytes_limit: int | None = Field(
+        description="Write Saturation: 4 x the tested region; null for the other tests"
+    )
+
+
 class PtsHirPoint(OutputSchema):
     t_s: float = Field(description="when the burst started, seconds from the first burst's start")
     iops: float = Field(description="the burst's write IOPS")
@@ -268,7 +296,18 @@ class PtsReport(OutputSchema):
     preconditioning_bytes: int
     preconditioning_bw_bytes: float
     rounds: list[PtsRound]
-    window: PtsWindow | None
+    window: PtsWindow | None = Field(
+        description="the steady-state measurement window with its fit (null: fewer than five rounds, or "
+        "Write Saturation, to which no steady-state window applies)"
+    )
+    averaged_first_round: int | None = Field(
+        description="the first of the rounds the elements' figures average: the measurement window's; "
+        "Write Saturation: its last five rounds' (null: no round)"
+    )
+    averaged_last_round: int | None
+    stop: PtsStop | None = Field(
+        description="why the rounds stopped (null: a run from before this was recorded)"
+    )
     elements: list[PtsElement]
     bytes_written: int
     preconditioning_applies: bool = Field(

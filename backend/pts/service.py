@@ -26,6 +26,7 @@ from backend.pts.schemas import (
     PtsPurge,
     PtsReport,
     PtsRound,
+    PtsStop,
     PtsVerdict,
     PtsWindow,
 )
@@ -45,14 +46,14 @@ def read_doc(value: object) -> PtsDoc | None:
 
 def verdict(doc: PtsDoc) -> PtsVerdict:
     ss = doc.steady_state
-    w = ss.window
+    w = ss.window if ss.applies else None  # Write Saturation: no measurement window
     return PtsVerdict(
         test=doc.test,
         compliant=doc.compliant,
         deviations=list(doc.deviations),
         steady_state_applies=ss.applies,
-        steady_state_reached=ss.reached,
-        steady_state_round=ss.round,
+        steady_state_reached=ss.applies and ss.reached,
+        steady_state_round=ss.round if ss.applies else None,
         rounds=len(doc.rounds),
         window_first_round=w.first_round if w else None,
         window_last_round=w.last_round if w else None,
@@ -121,7 +122,7 @@ def report(run_id: uuid.UUID, doc: PtsDoc) -> PtsReport:
         )
     w = doc.steady_state.window
     window = None
-    if w is not None:
+    if w is not None and doc.steady_state.applies:  # Write Saturation's last rounds are no window
         window = PtsWindow(
             first_round=w.first_round,
             last_round=w.last_round,
@@ -141,6 +142,11 @@ def report(run_id: uuid.UUID, doc: PtsDoc) -> PtsReport:
                 for i, v in enumerate(w.values)
             ],
         )
+    averaged = None  # the rounds window_averages averages (the agent's window_averages)
+    if w is not None:
+        averaged = (w.first_round, w.last_round)
+    elif doc.window_averages and doc.rounds:  # Write Saturation after one round
+        averaged = (doc.rounds[0].round, doc.rounds[-1].round)
     hir = None
     if doc.hir is not None:
         hir = PtsHir(
@@ -181,6 +187,9 @@ def report(run_id: uuid.UUID, doc: PtsDoc) -> PtsReport:
             PtsRound(round=r.round, tracking=r.tracking, bytes_written=r.bytes_written) for r in doc.rounds
         ],
         window=window,
+        averaged_first_round=averaged[0] if averaged else None,
+        averaged_last_round=averaged[1] if averaged else None,
+        stop=PtsStop(**doc.stop.model_dump(include=set(PtsStop.model_fields))) if doc.stop else None,
         elements=elements,
         bytes_written=doc.bytes_written,
         preconditioning_applies=doc.preconditioning.applies,
@@ -206,16 +215,17 @@ def _verdict_of(part: dict[str, Any]) -> PtsVerdict | None:
     ss = part.get("steady_state")
     if not isinstance(ss, dict) or part.get("test") not in ("iops", "throughput", "latency", "wsat", "hir"):
         return None
+    applies = ss.get("applies", True) is not False
     found = ss.get("window")
-    window: dict[str, Any] = found if isinstance(found, dict) else {}
+    window: dict[str, Any] = found if isinstance(found, dict) and applies else {}
     try:
         return PtsVerdict(
             test=part["test"],
             compliant=part.get("compliant") is True,
             deviations=[str(d)[:2000] for d in part.get("deviations") or []][:20],
-            steady_state_applies=ss.get("applies", True) is not False,
-            steady_state_reached=ss.get("reached") is True,
-            steady_state_round=_int_or_none(ss.get("round")),
+            steady_state_applies=applies,
+            steady_state_reached=applies and ss.get("reached") is True,
+            steady_state_round=_int_or_none(ss.get("round")) if applies else None,
             rounds=int(ss.get("rounds") or 0),
             window_first_round=_int_or_none(window.get("first_round")),
             window_last_round=_int_or_none(window.get("last_round")),
@@ -283,6 +293,10 @@ def to_csv(r: PtsReport) -> str:
         ]
     )
     w.writerow(["steady_state_round", v.steady_state_round or ""])
+    if r.stop is not None:  # why the rounds stopped (libs/workload stop_rule)
+        w.writerow(["stopped_by", r.stop.rule, "round", r.stop.round, "round_limit", r.stop.round_limit])
+        if r.stop.bytes_limit is not None:
+            w.writerow(["bytes_written_by_rounds", r.stop.bytes_written, "bytes_limit", r.stop.bytes_limit])
     w.writerow(["purge", r.purge.method, r.purge.note])
     w.writerow(
         [
@@ -333,7 +347,11 @@ def to_csv(r: PtsReport) -> str:
         )
         w.writerow(["slope_per_round", _num(win.slope), "intercept", _num(win.intercept)])
         w.writerow([])
-    w.writerow(["section", "window averages"])
+    if v.steady_state_applies:
+        w.writerow(["section", "window averages"])
+    else:  # Write Saturation: no steady-state window applies; its figures are its last rounds'
+        span = f"{r.averaged_first_round}-{r.averaged_last_round}" if r.averaged_first_round else ""
+        w.writerow(["section", "last rounds averages", f"rounds={span}"])
     w.writerow(
         [
             "element",

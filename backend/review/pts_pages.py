@@ -73,6 +73,33 @@ def verdict_text(r: PtsReport) -> str:
     return f"{of}steady state not reached in {v.rounds} rounds"
 
 
+def stop_text(r: PtsReport) -> str | None:
+    """Why the rounds stopped, in the report view's words (stopText); None when not recorded."""
+    st = r.stop
+    if st is None:
+        return None
+    if st.rule == "steady_state":
+        return f"steady state reached in round {st.round}"
+    if st.rule == "round_limit":
+        return f"the round limit: {st.round_limit} rounds without steady state"
+    if st.rule == "capacity":
+        return (
+            f"4 × the tested region written ({n.decimal_bytes(st.bytes_written)} of "
+            f"{n.decimal_bytes(st.bytes_limit or 0)}) in round {st.round}"
+        )
+    spec = "" if st.round_s == 60 else ": the specification's 24 hours at this trial's shorter rounds"
+    return f"the time limit: {st.round_limit} rounds of {st.round_s} s{spec} (24 hours at 60 s rounds)"
+
+
+def averages_text(r: PtsReport) -> str:
+    """What the tables' figures average: the measurement window, or Write Saturation's last rounds."""
+    if r.verdict.steady_state_applies:
+        return "window averages"
+    if r.averaged_first_round is None:
+        return "no rounds"
+    return f"the average of rounds {r.averaged_first_round}–{r.averaged_last_round}, the last ones run"
+
+
 def iops_text(v: float | None) -> str:
     return n.MISSING if v is None else n.plain(v, "IOPS")
 
@@ -349,6 +376,7 @@ def _facts(c: CandidateRead, r: PtsReport) -> str:
         ("Specification", r.spec),
         ("Test", TEST_NAMES[v.test]),
         ("Steady state", verdict_text(r)),
+        *([("Stopped by", stopped)] if (stopped := stop_text(r)) is not None else []),
         ("Compliance", compliance),
         ("Purge", f"{r.purge.method} ({r.purge.note})" if r.purge.note else r.purge.method),
         (
@@ -465,7 +493,6 @@ def hir_chart(r: PtsReport) -> str:
 
 def page(c: CandidateRead, r: PtsReport) -> str:
     """One candidate's PTS report pages."""
-    label, unit, _ = METRIC[r.metric]
     w = r.window
     p = [
         "<section class='pts-page'>",
@@ -476,7 +503,36 @@ def page(c: CandidateRead, r: PtsReport) -> str:
         p.append("<h2>Write Saturation</h2>" + wsat_charts(r))
     if r.verdict.test == "hir":
         p.append("<h2>Host Idle Recovery</h2>" + hir_chart(r))
-    p.append("<div class='pts-grid'>")
+    avg = averages_text(r)
+    # Write Saturation has no steady-state convergence or window: its two plots above show it
+    if r.verdict.steady_state_applies:
+        p.append(_steady_state_pages(r, w))
+    if r.verdict.test in ("iops", "wsat"):
+        p.append(
+            f"<div class='keep'><h3>IOPS by block size and R/W mix ({_e(avg)}), as a heat map</h3>"
+            + matrix_table(r.elements, lambda e: e.iops, iops_text, heatmap=True)
+            + "</div>"
+        )
+    if r.verdict.test == "throughput":
+        p.append(
+            f"<div class='keep'><h3>Throughput by block size and R/W mix ({_e(avg)})</h3>"
+            + matrix_table(r.elements, lambda e: e.bw_bytes, mbs_text, heatmap=False)
+            + "</div>"
+        )
+    if r.verdict.test == "latency":
+        p.append(
+            "<div class='keep'><h3>Latency (window averages; maximum over the window)</h3>"
+            + latency_table(r.elements)
+            + "</div>"
+        )
+    p.append("</section>")
+    return "".join(p)
+
+
+def _steady_state_pages(r: PtsReport, w: PtsWindow | None) -> str:
+    """The convergence plot and the measurement window with its fit, average and bands."""
+    label, unit, _ = METRIC[r.metric]
+    p = ["<div class='pts-grid'>"]
     p.append(
         f"<div><h3>Steady-state convergence ({_e(label if label == unit else f'{label}, {unit}')})</h3>"
         + line_svg(convergence_lines(r), x_label="round", y_label=unit, integer_x=True)
@@ -506,25 +562,6 @@ def page(c: CandidateRead, r: PtsReport) -> str:
             "</table></div>"
         )
     p.append("</div>")
-    if r.verdict.test in ("iops", "wsat"):
-        p.append(
-            "<div class='keep'><h3>IOPS by block size and R/W mix (window averages), as a heat map</h3>"
-            + matrix_table(r.elements, lambda e: e.iops, iops_text, heatmap=True)
-            + "</div>"
-        )
-    if r.verdict.test == "throughput":
-        p.append(
-            "<div class='keep'><h3>Throughput by block size and R/W mix (window averages)</h3>"
-            + matrix_table(r.elements, lambda e: e.bw_bytes, mbs_text, heatmap=False)
-            + "</div>"
-        )
-    if r.verdict.test == "latency":
-        p.append(
-            "<div class='keep'><h3>Latency (window averages; maximum over the window)</h3>"
-            + latency_table(r.elements)
-            + "</div>"
-        )
-    p.append("</section>")
     return "".join(p)
 
 

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from iowatt_agent import pts
@@ -231,9 +232,9 @@ def test_the_hard_timeout_follows_the_runs_planned_length() -> None:
     # a tight host: each engine run at most 10 min, the run at most its 26 engine runs and the purge
     tight = Policy(limits=Policy().limits.updated(max_runtime_s=600.0))
     assert timeout(job, tight, PtsRunner()) == pts.PURGE_TIMEOUT_S + 26 * (600 * 1.5 + RUNTIME_SLACK_S)
-    wsat = {**job, "test": "wsat"}  # Write Saturation: up to 360 rounds, no preconditioning job
+    wsat = {**job, "test": "wsat"}  # Write Saturation: up to 1,440 rounds (24 h), no preconditioning
     assert timeout(wsat, tight, PtsRunner()) == min(
-        server_timeout, pts.PURGE_TIMEOUT_S + 360 * (600 * 1.5 + RUNTIME_SLACK_S)
+        server_timeout, pts.PURGE_TIMEOUT_S + 1440 * (600 * 1.5 + RUNTIME_SLACK_S)
     )
     # Host Idle Recovery: its rounds, 5 x 360 bursts and 5 returns to baseline, each an engine run
     # at most the host's limit, and 10 h 30 min of host idle when no engine runs; its own plan
@@ -289,17 +290,11 @@ def throttled_loop(loop_device):
         cg.rmdir()
 
 
-@needs_loop
-@pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
-def test_a_host_idle_recovery_trial_on_a_throttled_loop_device(throttled_loop, tmp_path: Path) -> None:
-    """The agent's child as PtsRunner starts it: purge, no workload-independent preconditioning
-    (the test starts from the purged state), RND 4 KiB rounds judged by the steady-state rule,
-    then wait state 1's bursts each followed by its host idle, and its return to baseline; every
-    burst's IOPS kept with when it started and the idle measured before it."""
-    link, dev, cg = throttled_loop
+def _throttled_child(job: dict[str, object], link: Path, cg: Path, tmp_path: Path) -> dict[str, Any]:
+    """The agent's child as PtsRunner starts it, in the throttled cgroup: its `pts` section."""
     runner = PtsRunner()
     run = runner.prepare(
-        REAL_ENGINE, HIR_TRIAL, text_file=tmp_path / "hir.json", target=str(link), run_key="hir-trial"
+        REAL_ENGINE, job, text_file=tmp_path / "job.json", target=str(link), run_key=f"{job['test']}-trial"
     )
     run.make_dir()
     argv = [str(runner.program(run, REAL_ENGINE)), *runner.arguments(run)]
@@ -312,7 +307,66 @@ def test_a_host_idle_recovery_trial_on_a_throttled_loop_device(throttled_loop, t
     )
     run.discard()
     assert done.returncode == 0, done.stderr[-2000:]
-    p = json.loads(done.stdout)["pts"]
+    out: dict[str, Any] = json.loads(done.stdout)["pts"]
+    return out
+
+
+WSAT_TRIAL = {
+    "mode": "pts",
+    "test": "wsat",
+    "purge": "blkdiscard",
+    "threads": 1,
+    "iodepth": 4,
+    "ioengine": "libaio",
+    "round_s": 1,
+    "capacity_fraction": 1 / 16,  # 1 MiB of the 16 MiB device: 4 x is 4 MiB, ~2 s at the throttle
+}
+
+
+@needs_loop
+@pytest.mark.early  # ~4 s: three or so throttled 1-second rounds
+def test_a_write_saturation_trial_stops_at_4x_the_region_on_a_throttled_loop_device(
+    throttled_loop, tmp_path: Path
+) -> None:
+    """Write Saturation from the purged state, one-second rounds of RND 4 KiB writes until 4 x the
+    tested region is written (its other limit, 24 hours, is 1,440 rounds: libs/workload's unit
+    tests judge it); the report says which rule stopped it, and its figures are its last rounds',
+    never a steady-state window."""
+    link, _dev, cg = throttled_loop
+    p = _throttled_child(WSAT_TRIAL, link, cg, tmp_path)
+    region = 1 << 20
+    assert p["test"] == "wsat" and p["region_bytes"] == region and p["purge"]["method"] == "blkdiscard"
+    assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
+    rounds = p["rounds"]
+    assert p["stop"] == {
+        "rule": "capacity",
+        "round": len(rounds),
+        "round_limit": 1440,
+        "round_s": 1,
+        "bytes_written": rounds[-1]["bytes_written"],
+        "bytes_limit": 4 * region,
+    }
+    # it stopped in the first round that reached 4 x the region, not before and not later
+    assert rounds[-1]["bytes_written"] >= 4 * region > (rounds[-2]["bytes_written"] if len(rounds) > 1 else 0)
+    assert 2 <= len(rounds) <= 6, [r["bytes_written"] for r in rounds]  # ~2 MB/s at the throttle
+    ss = p["steady_state"]
+    assert ss["applies"] is False and ss["reached"] is False and ss["round"] is None
+    assert (ss["window"]["first_round"], ss["window"]["last_round"]) == (max(1, len(rounds) - 4), len(rounds))
+    [avg] = p["window_averages"]
+    assert avg["rounds"] == ss["window"]["last_round"] - ss["window"]["first_round"] + 1
+    assert p["compliant"] is False and "rounds of 1 s per element, not 60 s" in p["deviations"]
+    assert not any("steady state" in d for d in p["deviations"])
+
+
+@needs_loop
+@pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
+def test_a_host_idle_recovery_trial_on_a_throttled_loop_device(throttled_loop, tmp_path: Path) -> None:
+    """The agent's child as PtsRunner starts it: purge, no workload-independent preconditioning
+    (the test starts from the purged state), RND 4 KiB rounds judged by the steady-state rule,
+    then wait state 1's bursts each followed by its host idle, and its return to baseline; every
+    burst's IOPS kept with when it started and the idle measured before it."""
+    link, dev, cg = throttled_loop
+    p = _throttled_child(HIR_TRIAL, link, cg, tmp_path)
     assert p["test"] == "hir" and p["purge"]["method"] == "blkdiscard"
     assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
     assert len(p["rounds"]) == 5 and p["steady_state"]["applies"] is True

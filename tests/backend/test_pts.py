@@ -31,6 +31,9 @@ DEVICE = "/dev/disk/by-id/nvme-TEST_SSD_0001"
 RECORDED: dict[str, Any] = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "pts" / "iops-trial.json").read_text()
 )
+WSAT_RECORDED: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "pts" / "wsat-trial.json").read_text()
+)
 HIR_RECORDED: dict[str, Any] = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "pts" / "hir-trial.json").read_text()
 )
@@ -270,6 +273,40 @@ def _report(doc: dict[str, Any], **changes: Any) -> Any:
     return service.report(uuid.uuid4(), parsed)
 
 
+def test_write_saturation_reports_its_stop_rule_and_no_measurement_window() -> None:
+    """A Write Saturation trial recorded on a throttled loop device (tests/agent/test_pts.py's
+    pattern, 1-second rounds over 128 MiB): stopped in round 27 by 4 x the region written; its
+    figures are its last five rounds' and it has no steady-state window in the report or the CSV.
+    A run recorded before the stop rule was (a first steady window, no `stop`) reads too."""
+    from backend.pts import service
+
+    rep = _report(WSAT_RECORDED)
+    assert rep.stop is not None and rep.stop.rule == "capacity" and rep.stop.round == 27 == len(rep.rounds)
+    assert rep.stop.bytes_limit == 4 * rep.region_bytes <= rep.stop.bytes_written
+    assert rep.rounds[-2].bytes_written < rep.stop.bytes_limit  # the first round past it
+    assert rep.window is None and (rep.averaged_first_round, rep.averaged_last_round) == (23, 27)
+    v = rep.verdict
+    assert not v.steady_state_applies and not v.steady_state_reached and v.window_first_round is None
+    assert service.validity_flags(v) == [
+        {"flag": "not_pts_compliant", "message": "not PTS-compliant: rounds of 1 s per element, not 60 s"}
+    ]
+    [e] = rep.elements
+    assert e.iops == pytest.approx(sum(r.tracking for r in rep.rounds[22:]) / 5, rel=1e-9)
+    csv = service.to_csv(rep)
+    assert "stopped_by,capacity,round,27,round_limit,1440\n" in csv
+    assert f"bytes_written_by_rounds,{rep.stop.bytes_written},bytes_limit,{4 * rep.region_bytes}\n" in csv
+    assert "section,last rounds averages,rounds=23-27\n" in csv
+    assert "measurement window" not in csv and "window averages" not in csv
+    old = copy.deepcopy(WSAT_RECORDED["pts"])
+    del old["stop"]
+    old["steady_state"].update(
+        reached=True, round=5, window={**old["steady_state"]["window"], "first_round": 1}
+    )
+    before = service.report(uuid.uuid4(), service.read_doc(old))  # type: ignore[arg-type]
+    assert before.stop is None and before.window is None and not before.verdict.steady_state_reached
+    assert "stopped_by" not in service.to_csv(before)
+
+
 def test_the_pdf_pages_of_each_test_are_the_report_views() -> None:
     """backend/review/pts_pages.py, pure: each test's pages as the run's report view shows them,
     every text escaped; a candidate without a PTS run prints none."""
@@ -286,11 +323,12 @@ def test_the_pdf_pages_of_each_test_are_the_report_views() -> None:
     assert "SNIA PTS report: A &lt;b&gt;" in html and "ssd &amp; co" in html and "<b>" not in html
     assert html.count("<svg") == 2 and "least-squares fit" in html and "slope band ±5 %" in html
     assert "hsl(212 80%" in html  # the IOPS heat map
-    wsat = section(
-        _report(RECORDED, test="wsat", steady_state={**RECORDED["pts"]["steady_state"], "applies": False})
-    )
-    assert "IOPS over time" in wsat and "IOPS over total GB written" in wsat and wsat.count("<svg") == 4
-    assert "no steady-state rule" in wsat
+    wsat = section(_report(WSAT_RECORDED))
+    # its two plots, and neither a convergence plot nor a measurement window: no steady state applies
+    assert "IOPS over time" in wsat and "IOPS over total GB written" in wsat and wsat.count("<svg") == 2
+    assert "no steady-state rule" in wsat and "window" not in wsat.lower().replace("pts-window", "")
+    assert "Stopped by</th><td>4 × the tested region written (541 MB of 537 MB) in round 27" in wsat
+    assert "IOPS by block size and R/W mix (the average of rounds 23–27, the last ones run)" in wsat
     latency = section(_report(RECORDED, test="latency"))
     assert "Latency (window averages" in latency and "hsl(" not in latency
     throughput = section(_report(RECORDED, test="throughput"))

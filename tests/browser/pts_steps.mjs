@@ -152,6 +152,22 @@ export async function ptsSteps({ page, run, shot }) {
       ((await page.getByTestId("pts-wipc").textContent()) ?? "").includes("purged state"),
       "a Write Saturation run says it had the workload-independent preconditioning",
     );
+    // the rule that stopped it, and no steady-state window: none applies to Write Saturation
+    const stop = (await page.getByTestId("pts-stop").textContent()) ?? "";
+    check(
+      stop.startsWith("4 × the tested region written") && stop.endsWith("in round 27"),
+      `stop: ${stop}`,
+    );
+    check(
+      (await page.getByTestId("pts-window").count()) === 0,
+      "a WSAT report shows a measurement window",
+    );
+    const body = (await page.getByTestId("pts-report").textContent()) ?? "";
+    check(!/measurement window|window averages/i.test(body), "a WSAT report speaks of a window");
+    check(
+      body.includes("the average of rounds 23–27, the last ones run"),
+      "WSAT's figures' rounds",
+    );
     await shot("M-pts-wsat");
   });
 

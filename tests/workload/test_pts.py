@@ -20,18 +20,22 @@ from iowatt_workload.pts import (
     IOPS_MIXES,
     JOB_KEYS,
     MAX_ROUNDS,
+    WSAT_MAX_ROUNDS,
     PtsJobError,
     baseline_job,
     burst_job,
     engine_runs_max,
     hir_idle_seconds,
     hir_seconds,
+    last_rounds,
     parse_job,
     planned_jobs,
     planned_phases,
     region_bytes,
     round_job,
+    run_seconds_max,
     steady_state,
+    stop_rule,
     tracking_value,
     window_fit,
     wipc_job,
@@ -75,6 +79,78 @@ def test_the_fit_is_least_squares_across_the_window() -> None:
     assert w.fitted(9) == pytest.approx(w.average)  # the line passes through the means
     assert w.slope_excursion == pytest.approx(abs(w.fitted(11) - w.fitted(7)))
     assert w.data_limit == pytest.approx(0.2 * 12.0) and w.slope_limit == pytest.approx(0.1 * 12.0)
+
+
+def _stops(test: str, written_per_round: list[int], region: int, steady_from: int | None = None, **job: Any):
+    """The agent's loop over hand-made rounds: each round's bytes written, steady from a round on;
+    the stop_rule's answer in the round it first stops (None: not within the rounds given)."""
+    p = parse_job({"mode": "pts", "test": test, **job})
+    total = 0
+    for k, nbytes in enumerate(written_per_round, start=1):
+        total += nbytes
+        stop = stop_rule(p, rounds=k, bytes_written=total, region=region, steady=k == steady_from)
+        if stop is not None:
+            return stop
+    return None
+
+
+def test_write_saturation_stops_at_4x_the_region_or_24_hours_whichever_first() -> None:
+    """PTS Write Saturation: RND 4 KiB writes in one-minute rounds until 4 x the user capacity is
+    written or 24 hours pass, whichever comes first; no steady-state rule stops it."""
+    region = 100 << 20
+    # fresh out of the box, then the write cliff: 4 x 100 MiB reached in round 9
+    fob = [80 << 20] * 3 + [30 << 20] * 10
+    stop = _stops("wsat", fob, region, steady_from=5)  # a steady window does not stop it
+    assert stop is not None and (stop.rule, stop.round) == ("capacity", 9)
+    assert (stop.bytes_written, stop.bytes_limit) == (3 * (80 << 20) + 6 * (30 << 20), 4 * region)
+    # exactly 4 x the region is enough ("until 4 x is written")
+    stop = _stops("wsat", [region] * 4, region)
+    assert stop is not None and (stop.rule, stop.round) == ("capacity", 4)
+    # a slow device: 24 hours of one-minute rounds (1,440) come first
+    assert WSAT_MAX_ROUNDS == 1440 == 24 * 60
+    slow = [100 << 10] * WSAT_MAX_ROUNDS  # 100 KiB a minute: 140 MiB in 24 h
+    assert _stops("wsat", slow[:-1], region) is None
+    stop = _stops("wsat", slow, region)
+    assert stop is not None and (stop.rule, stop.round, stop.round_limit) == ("time", 1440, 1440)
+    assert stop.round_s == 60 and stop.round * stop.round_s == 24 * 3600
+    # both limits in the same round: the bytes say which (the round count cannot)
+    stop = _stops("wsat", [*slow[:-1], 4 * region], region)
+    assert stop is not None and (stop.rule, stop.round) == ("capacity", 1440)
+    # a short trial's 1-second rounds shorten the 24 hours to 1,440 s, and say it is not compliant
+    p = parse_job({"mode": "pts", "test": "wsat", "round_s": 1})
+    stop = _stops("wsat", slow, region, round_s=1)
+    assert stop is not None and (stop.rule, stop.round * stop.round_s) == ("time", 1440)
+    assert run_seconds_max(p) == 1440 and "rounds of 1 s per element, not 60 s" in p.deviations()
+    assert run_seconds_max(parse_job({"mode": "pts", "test": "wsat"})) == 24 * 3600
+
+
+def test_the_other_tests_stop_at_steady_state_or_their_round_limit() -> None:
+    region = 100 << 20
+    big = [10 * region] * 25  # bytes never stop them
+    stop = _stops("iops", big, region, steady_from=7)
+    assert stop is not None and (stop.rule, stop.round, stop.bytes_limit) == ("steady_state", 7, None)
+    stop = _stops("latency", big, region)
+    assert stop is not None and (stop.rule, stop.round, stop.round_limit) == ("round_limit", 25, MAX_ROUNDS)
+    stop = _stops("hir", big[:6], region, max_rounds=6)
+    assert stop is not None and (stop.rule, stop.round) == ("round_limit", 6)
+    with pytest.raises(ValueError):
+        stop_rule(
+            parse_job({"mode": "pts", "test": "wsat"}), rounds=0, bytes_written=0, region=1, steady=False
+        )
+
+
+def test_write_saturations_figures_are_its_last_five_rounds_never_a_steady_state() -> None:
+    """No steady-state window applies to Write Saturation: its report averages its last five
+    rounds (after the write cliff), not the first flat five (fresh out of the box)."""
+    fob_then_cliff = [100.0] * 5 + [40.0, 20.0, 10.0, 10.0, 11.0, 10.0, 10.0]
+    assert steady_state(fob_then_cliff).window.first_round == 1  # type: ignore[union-attr]
+    judged = last_rounds(fob_then_cliff)
+    assert judged.reached is False and judged.round is None and judged.rounds == 12
+    assert judged.window is not None and (judged.window.first_round, judged.window.last_round) == (8, 12)
+    assert judged.window.average == pytest.approx(10.2)
+    short = last_rounds([5.0, 6.0])
+    assert short.window is not None and (short.window.first_round, short.window.last_round) == (1, 2)
+    assert last_rounds([5.0]).window is None and last_rounds([]).window is None
 
 
 @pytest.mark.parametrize("bad", [[float("nan")] * 5, [-1.0] * 5, [float("inf")] * 5])

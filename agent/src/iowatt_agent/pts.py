@@ -17,8 +17,8 @@ Child side (`python -m iowatt_agent.pts --job=FILE`):
 3. workload-independent preconditioning: the tested region written twice, SEQ 128 KiB (IOPS,
    Throughput, Latency; Write Saturation and Host Idle Recovery start from the purged state);
 4. rounds: the test's whole matrix, round_s seconds per element, one engine run per round; after
-   each, the steady-state rule over the tracking variable; stop at steady state or the round limit
-   (WSAT: 4 x the region written, or its round limit);
+   each, libs/workload's stop_rule: steady state or the round limit (Write Saturation: 4 x the
+   region written or its 24 hours, 1,440 rounds, whichever first); `pts.stop` says which;
 5. Host Idle Recovery only: for each wait state, its bursts (one engine run of burst_s each) each
    followed by the host idle (no engine running: the child sleeps), then its return to baseline
    (one engine run of bursts x burst_s, its per-second series cut into bursts' lengths);
@@ -50,15 +50,17 @@ from typing import IO, Any
 
 from iowatt_workload.pts import (
     PTS_SPEC,
-    WSAT_CAPACITY_MULTIPLE,
     PtsParams,
+    Stop,
     baseline_job,
     burst_job,
     hir_seconds,
+    last_rounds,
     parse_job,
     region_bytes,
     round_job,
     steady_state,
+    stop_rule,
     tracking_value,
     wipc_job,
 )
@@ -589,7 +591,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     last_doc: dict[str, Any] = {}
     rounds_span = HIR_ROUNDS_SPAN if p.test == "hir" else 100.0 - PURGE_SPAN - wipc_span
     job = with_agent_options(round_job(p, region), options)
-    verdict = steady_state([], max_rounds=p.max_rounds) if p.test_def.steady_state else None
+    verdict = steady_state([], max_rounds=p.max_rounds) if p.test_def.steady_state else last_rounds([])
+    stop: Stop | None = None
     for k in range(1, limit + 1):
         started = time.time()
         last_doc = run_engine(
@@ -607,16 +610,26 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             {"round": k, "started_at": started, "tracking": value, "bytes_written": written, "cells": cells}
         )
         series.append(value if value is not None else 0.0)
+        # Write Saturation has no steady-state rule: its figures are its last rounds' (last_rounds)
         if p.test_def.steady_state:
             verdict = steady_state(series, max_rounds=p.max_rounds)
-            say(f"pts: round {k}: {p.tracking.name} {value:.6g}" + (" (steady)" if verdict.reached else ""))
-            if verdict.reached:
-                break
-        elif written >= WSAT_CAPACITY_MULTIPLE * region:
+        else:
+            verdict = last_rounds(series)
+        steady = " (steady)" if verdict.reached else ""
+        say(f"pts: round {k}: {p.tracking.name} {value or 0.0:.6g}{steady}")
+        stop = stop_rule(p, rounds=k, bytes_written=written, region=region, steady=verdict.reached)
+        if stop is not None:
             break
-    judged = verdict if verdict is not None else steady_state(series, max_rounds=len(series) or 5)
+    assert stop is not None  # the last round allowed always stops the run
+    say(f"pts: stopped after round {stop.round}: {stop.rule}")
+    judged = verdict
     window = judged.window
-    averages = window_averages(p, rounds, window.first_round, window.last_round) if window else []
+    if window is not None:
+        averages = window_averages(p, rounds, window.first_round, window.last_round)
+    elif rounds and not p.test_def.steady_state:  # Write Saturation after one round: its figures
+        averages = window_averages(p, rounds, 1, len(rounds))
+    else:
+        averages = []
     if p.test_def.steady_state and not judged.reached:
         deviations.append(f"steady state not reached in {judged.rounds} rounds")
     hir: dict[str, Any] | None = None
@@ -647,6 +660,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             "tracking": {"element": p.tracking.name, "metric": p.test_def.tracking_metric},
             "rounds": rounds,
             "steady_state": judged.as_dict() | {"applies": p.test_def.steady_state},
+            "stop": stop.as_dict(),
             "window_averages": averages,
             "bytes_written": written + preconditioning["bytes_written"],
             **({"hir": hir} if hir is not None else {}),

@@ -7801,6 +7801,13 @@ export interface components {
          *     and the tables (docs/pts.md).
          */
         PtsReport: {
+            /**
+             * Averaged First Round
+             * @description the first of the rounds the elements' figures average: the measurement window's; Write Saturation: its last five rounds' (null: no round)
+             */
+            averaged_first_round: number | null;
+            /** Averaged Last Round */
+            averaged_last_round: number | null;
             /** Bytes Written */
             bytes_written: number;
             /** Capacity Bytes */
@@ -7840,11 +7847,14 @@ export interface components {
             run_id: string;
             /** Spec */
             spec: string;
+            /** @description why the rounds stopped (null: a run from before this was recorded) */
+            stop: components["schemas"]["PtsStop"] | null;
             /** Threads */
             threads: number;
             /** Tracking Element */
             tracking_element: string;
             verdict: components["schemas"]["PtsVerdict"];
+            /** @description the steady-state measurement window with its fit (null: fewer than five rounds, or Write Saturation, to which no steady-state window applies) */
             window: components["schemas"]["PtsWindow"] | null;
         };
         /** PtsRound */
@@ -7941,6 +7951,43 @@ export interface components {
              * @description hir only: the wait states run, a subset of 1, 2, 3, 5, 10 (idle = N x burst_s); null = all of them
              */
             wait_states?: number[] | null;
+        };
+        /**
+         * PtsStop
+         * @description Why the rounds stopped (libs/workload stop_rule).
+         */
+        PtsStop: {
+            /**
+             * Bytes Limit
+             * @description Write Saturation: 4 x the tested region; null for the other tests
+             */
+            bytes_limit: number | null;
+            /**
+             * Bytes Written
+             * @description bytes written by the rounds
+             */
+            bytes_written: number;
+            /**
+             * Round
+             * @description the last round run
+             */
+            round: number;
+            /**
+             * Round Limit
+             * @description rounds at most (Write Saturation: its 24 hours as rounds)
+             */
+            round_limit: number;
+            /**
+             * Round S
+             * @description seconds per element per round
+             */
+            round_s: number;
+            /**
+             * Rule
+             * @description steady_state: the rule held; round_limit: the last round allowed without steady state; Write Saturation: capacity (4 x the tested region written) or time (its 24 hours: round_limit rounds of round_s, 1,440 one-minute rounds; a short trial's shorter rounds shorten it), whichever came first
+             * @enum {string}
+             */
+            rule: "steady_state" | "round_limit" | "capacity" | "time";
         };
         /**
          * PtsVerdict

@@ -18,9 +18,11 @@ export const MAX_ROUNDS = 25;
 /** PTS: one minute per element of the matrix per round. */
 export const ROUND_S = 60;
 export const ROUND_S_MAX = 600;
-/** Write Saturation: rounds until 4 × the tested region is written, at most 360. */
+/** Write Saturation: rounds until 4 × the tested region is written or 24 hours pass, whichever
+ * first: 1,440 one-minute rounds (a short trial's shorter rounds shorten the 24 hours). */
 export const WSAT_CAPACITY_MULTIPLE = 4;
-export const WSAT_MAX_ROUNDS = 360;
+export const WSAT_HOURS = 24;
+export const WSAT_MAX_ROUNDS = (WSAT_HOURS * 3600) / ROUND_S;
 /** Workload-independent preconditioning: the tested region written twice, SEQ 128 KiB (IOPS,
  * Throughput, Latency; Write Saturation and Host Idle Recovery start from the purged state). */
 export const WIPC_LOOPS = 2;

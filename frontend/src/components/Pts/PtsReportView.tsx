@@ -11,6 +11,7 @@ import { formatBytes, formatIops, formatNs, formatThroughput, sig3 } from "../..
 import { niceTicks } from "../charts/axis";
 import { MultiLineChart } from "../charts/MultiLineChart";
 import {
+  averagesLabel,
   bsLabel,
   convergenceSeries,
   heat,
@@ -21,6 +22,7 @@ import {
   mixLabel,
   type PtsElement,
   type PtsReport,
+  stopText,
   verdictText,
   type WsatPoint,
   windowRows,
@@ -48,6 +50,7 @@ function axisValue(metric: PtsReport["metric"], v: number): number {
 export function PtsVerdictBanner({ report }: { report: PtsReport }) {
   const v = report.verdict;
   const steady = !v.steady_state_applies || v.steady_state_reached;
+  const stopped = stopText(report);
   return (
     <div className="pts-verdict" data-testid="pts-verdict">
       <span
@@ -71,6 +74,12 @@ export function PtsVerdictBanner({ report }: { report: PtsReport }) {
         </ul>
       )}
       <dl className="pts-facts">
+        {stopped != null && (
+          <>
+            <dt>Stopped by</dt>
+            <dd data-testid="pts-stop">{stopped}</dd>
+          </>
+        )}
         <dt>Specification</dt>
         <dd>{report.spec}</dd>
         <dt>Purge</dt>
@@ -424,10 +433,15 @@ export function HirPlot({ report }: { report: PtsReport }) {
 
 const PCTS = ["99", "99.9", "99.99", "99.999"];
 
-function LatencyTable({ elements }: { elements: PtsElement[] }) {
+function LatencyTable({ elements, over }: { elements: PtsElement[]; over: string }) {
+  // `over`: what the figures average (averagesLabel): the window, or Write Saturation's last rounds
+  const maximum =
+    over === "window averages" ? "maximum over the window" : "maximum over those rounds";
   return (
     <section className="card" data-testid="pts-latency">
-      <h3>Latency (window averages; maximum over the window)</h3>
+      <h3>
+        Latency ({over}; {maximum})
+      </h3>
       <table className="table">
         <thead>
           <tr>
@@ -475,16 +489,19 @@ export function PtsReportView({ report }: { report: PtsReport }) {
       <PtsVerdictBanner report={report} />
       {test === "wsat" && <WsatPlots report={report} />}
       {test === "hir" && <HirPlot report={report} />}
-      <div className="pts-charts">
-        <ConvergencePlot report={report} />
-        <WindowPlot report={report} />
-      </div>
+      {report.verdict.steady_state_applies && (
+        // Write Saturation has no steady-state convergence or window: its two plots show it
+        <div className="pts-charts">
+          <ConvergencePlot report={report} />
+          <WindowPlot report={report} />
+        </div>
+      )}
       {(test === "iops" || test === "wsat") && (
         <MatrixTable
           elements={report.elements}
           value={(e) => e.iops}
           format={(v) => formatIops(v)}
-          title="IOPS by block size and R/W mix (window averages), as a heat map"
+          title={`IOPS by block size and R/W mix (${averagesLabel(report)}), as a heat map`}
           testId="pts-iops"
           heatmap
         />
@@ -493,10 +510,10 @@ export function PtsReportView({ report }: { report: PtsReport }) {
         elements={report.elements}
         value={(e) => e.bw_bytes}
         format={(v) => formatThroughput(v)}
-        title="Throughput by block size and R/W mix (window averages)"
+        title={`Throughput by block size and R/W mix (${averagesLabel(report)})`}
         testId="pts-throughput"
       />
-      <LatencyTable elements={report.elements} />
+      <LatencyTable elements={report.elements} over={averagesLabel(report)} />
     </div>
   );
 }

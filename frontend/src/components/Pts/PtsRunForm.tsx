@@ -6,8 +6,10 @@ import {
   PTS_TESTS,
   type PtsDraft,
   type PtsPlan,
+  ROUND_S,
   THROUGHPUT_BLOCK_SIZES,
   WINDOW_ROUNDS,
+  WSAT_HOURS,
   waitStates,
 } from "../../lib/pts";
 import { ASSUMED_BYTES_PER_S } from "../../lib/workload";
@@ -178,7 +180,7 @@ export function PtsPlanBox({ plan }: { plan: PtsPlan }) {
         </strong>{" "}
         {steady
           ? `(steady state can hold from round ${WINDOW_ROUNDS}; at most ${plan.roundLimit} rounds)`
-          : `(until ${plan.wsatBytes != null ? formatBytes(plan.wsatBytes) : "4 × the tested region"} is written, at most ${plan.roundLimit} rounds)`}
+          : `(until ${plan.wsatBytes != null ? formatBytes(plan.wsatBytes) : "4 × the tested region"} is written or ${plan.roundLimit} rounds have run, whichever first: the specification's ${WSAT_HOURS} hours at ${ROUND_S} s rounds)`}
         {plan.hirSeconds > 0
           ? `, including the wait states and their returns to baseline (${formatSeconds(plan.hirSeconds)})`
           : ""}

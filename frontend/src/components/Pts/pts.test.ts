@@ -3,6 +3,7 @@
 // window's bands. The steady-state rule is the server's (libs/workload pts.py): not re-judged here.
 import { describe, expect, it } from "vitest";
 import {
+  averagesLabel,
   bsLabel,
   convergenceSeries,
   heat,
@@ -14,6 +15,7 @@ import {
   type PtsElement,
   type PtsHir,
   type PtsReport,
+  stopText,
   verdictText,
   windowRows,
   wsatPoints,
@@ -86,6 +88,42 @@ describe("the PTS report's shaping", () => {
     expect(verdictText({ ...verdict, test: "hir" })).toBe(
       "preconditioning: steady state reached in round 7 (window rounds 3–7)",
     );
+  });
+  it("says which rule stopped the rounds, and what Write Saturation's figures average", () => {
+    const stop = {
+      round: 9,
+      round_limit: 1440,
+      round_s: 60,
+      bytes_written: 2 ** 32,
+      bytes_limit: 2 ** 32,
+    };
+    const wsat = {
+      verdict: { ...verdict, test: "wsat", steady_state_applies: false },
+      stop: { ...stop, rule: "capacity" },
+      averaged_first_round: 5,
+      averaged_last_round: 9,
+    } as unknown as PtsReport;
+    expect(stopText(wsat)).toBe("4 × the tested region written (4 GiB of 4 GiB) in round 9");
+    expect(averagesLabel(wsat)).toBe("the average of rounds 5–9, the last ones run");
+    const time = { ...wsat, stop: { ...stop, rule: "time", round: 1440 } } as PtsReport;
+    expect(stopText(time)).toBe("the time limit: 1440 rounds of 60 s (24 hours at 60 s rounds)");
+    const trial = {
+      ...wsat,
+      stop: { ...stop, rule: "time", round: 1440, round_s: 1 },
+    } as PtsReport;
+    expect(stopText(trial)).toContain(
+      "1440 rounds of 1 s: the specification's 24 hours at this trial's",
+    );
+    const iops = {
+      verdict,
+      stop: { ...stop, rule: "steady_state", round: 7, round_limit: 25, bytes_limit: null },
+    } as unknown as PtsReport;
+    expect(stopText(iops)).toBe("steady state reached in round 7");
+    expect(averagesLabel(iops)).toBe("window averages");
+    expect(stopText({ ...iops, stop: { ...iops.stop, rule: "round_limit" } } as PtsReport)).toBe(
+      "the round limit: 25 rounds without steady state",
+    );
+    expect(stopText({ ...iops, stop: null })).toBeNull(); // a run from before it was recorded
   });
   it("plots every block size at the tracking variable's mix for IOPS", () => {
     const report = {

@@ -2,6 +2,7 @@
 // tested in pts.test.ts. The steady-state rule itself is the server's (libs/workload's pts.py):
 // the report carries the verdict, the window's fit and its limits; nothing here re-judges them.
 import type { components } from "../../client/schema";
+import { formatBytes } from "../../lib/format";
 
 export type PtsReport = components["schemas"]["PtsReport"];
 export type PtsElement = components["schemas"]["PtsElement"];
@@ -47,6 +48,34 @@ export function heat(v: number | null, all: (number | null)[]): number | null {
   const lo = Math.log10(Math.min(...pos));
   const hi = Math.log10(Math.max(...pos));
   return hi > lo ? (Math.log10(v) - lo) / (hi - lo) : 1;
+}
+
+/** Why the rounds stopped, in words (the review PDF's stop_text says the same); null when the run
+ * did not record it (before December 2026). */
+export function stopText(r: PtsReport): string | null {
+  const st = r.stop;
+  if (!st) return null;
+  switch (st.rule) {
+    case "steady_state":
+      return `steady state reached in round ${st.round}`;
+    case "round_limit":
+      return `the round limit: ${st.round_limit} rounds without steady state`;
+    case "capacity":
+      return `4 × the tested region written (${formatBytes(st.bytes_written)} of ${formatBytes(st.bytes_limit ?? 0)}) in round ${st.round}`;
+    case "time": {
+      const scaled =
+        st.round_s === 60 ? "" : ": the specification's 24 hours at this trial's shorter rounds";
+      return `the time limit: ${st.round_limit} rounds of ${st.round_s} s${scaled} (24 hours at 60 s rounds)`;
+    }
+  }
+}
+
+/** What the elements' figures average: the measurement window, or (Write Saturation, to which no
+ * steady-state window applies) its last rounds. */
+export function averagesLabel(r: PtsReport): string {
+  if (r.verdict.steady_state_applies) return "window averages";
+  if (r.averaged_first_round == null) return "no rounds";
+  return `the average of rounds ${r.averaged_first_round}–${r.averaged_last_round}, the last ones run`;
 }
 
 /** The verdict in words, as the report's header and the run page say it. */

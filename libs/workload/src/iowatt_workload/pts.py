@@ -22,6 +22,18 @@ stimulus), SNIA's test service page ("WSAT ... PURGE, FOB, Workload Dependent Pr
 Steady State") and CloudHarmony's PTS implementation, which skips WIPC for exactly these two
 tests (docs/pts.md, ADR 0046).
 
+When the rounds stop (`stop_rule`): at steady state or the round limit; Write Saturation, which has
+no steady-state rule, when 4 x the tested region has been written or after its 24 hours (1,440
+one-minute rounds), whichever comes first: the test's procedure as PTS Enterprise v1.1 is
+summarized by the public sources (SNIA's PTS terms: "Duration of Test (T or GB): an optional
+WSAT test time duration measured in Time or Total GiB Written"; TKperf's "while not written 4x
+User Capacity or 24h ... no steady state detection is necessary"; a published review's "halted,
+as specified in the SNIA SSS PTS, when 4 x the User Capacity had been written"). Its report
+averages its last five rounds (`last_rounds`), never a steady-state window. One public
+implementation (CloudHarmony's, as modified by Transcend) also stops WSAT at a five-round steady
+state, and SNIA's test-service page says WSAT runs "to Steady State": the standard's text, not
+at hand, would say whether that is an option; iowatt does not stop WSAT at steady state.
+
 Steady state (PTS "Key Test Process Concepts: Steady State"; the definitions "Steady State
 Measurement Window", "Data Excursion", "Slope Excursion"):
 - the tracking variable (one figure per round, e.g. RND 4 KiB 100 % W IOPS) is judged over a
@@ -202,11 +214,12 @@ THROUGHPUT_MIXES: Final = (100, 0)
 LATENCY_BLOCK_SIZES: Final = (512, 4 * KiB, 8 * KiB)
 LATENCY_MIXES: Final = (100, 65, 0)
 LATENCY_PERCENTILES: Final = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999)
-# PTS "Write Saturation": RND 4 KiB 100 % W, continuously, in rounds, until 4 x capacity has been
-# written or WSAT_MAX_ROUNDS rounds (6 h of 1-minute rounds) have run
+# PTS "Write Saturation": RND 4 KiB 100 % W, continuously, in one-minute rounds (the test's
+# per-minute figures), until 4 x the user capacity has been written or 24 hours have passed,
+# whichever comes first (stop_rule); no steady-state rule decides when it stops (see below)
 WSAT_BLOCK_SIZE: Final = 4 * KiB
 WSAT_CAPACITY_MULTIPLE: Final = 4
-WSAT_MAX_ROUNDS: Final = 360
+WSAT_HOURS: Final = 24
 # PTS "Host Idle Recovery" (PTS-E v1.1 section 11): preconditioned to steady state with RND 4 KiB
 # writes (11.2.3, the rounds below), then for each wait state N in 1, 2, 3, 5, 10 a segment of
 # HIR_BURSTS x (HIR_BURST_S of RND 4 KiB writes at full load, then N x HIR_BURST_S of host idle:
@@ -220,6 +233,9 @@ HIR_WAIT_STATES: Final = (1, 2, 3, 5, 10)
 WIPC_BLOCK_SIZE: Final = 128 * KiB
 WIPC_LOOPS: Final = 2
 ROUND_S: Final = 60  # PTS: one minute per element of the matrix per round
+# Write Saturation's 24 hours as rounds: 1,440 one-minute rounds; a short trial's shorter rounds
+# (scale) shorten it in proportion (1,440 rounds of 1 s: 24 minutes)
+WSAT_MAX_ROUNDS: Final = WSAT_HOURS * 3600 // ROUND_S
 ROUND_S_MAX: Final = 600
 REGION_ALIGN: Final = 1 * MiB  # the tested region is whole MiB (1 MiB blocks fit)
 THREADS_MAX: Final = 64
@@ -249,7 +265,7 @@ class TestDef:
     sequential: bool
     tracking: Cell
     tracking_metric: Literal["iops", "bw_bytes", "lat_mean_ns"]
-    steady_state: bool  # the rule decides when to stop (WSAT runs its rounds regardless)
+    steady_state: bool  # the rule decides when to stop (WSAT: 4 x the region or 24 h, stop_rule)
     single_io: bool = False  # one thread, one outstanding I/O (Latency)
     wipc: bool = True  # workload-independent preconditioning first (not WSAT, not HIR: see above)
 
@@ -635,3 +651,65 @@ def tracking_value(p: PtsParams, cells: Sequence[Mapping[str, Any]]) -> float | 
         v = c.get("lat_mean_ns")
         return float(v) if v is not None else None
     return None
+
+
+# --- when the rounds stop -------------------------------------------------------------------------
+
+StopRuleName = Literal["steady_state", "round_limit", "capacity", "time"]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a run's rounds stopped after round `round`: steady state reached, or the round limit
+    without it (IOPS, Throughput, Latency, Host Idle Recovery's preconditioning); Write
+    Saturation: 4 x the tested region written (`capacity`) or its 24 hours (`time`: round_limit
+    rounds of round_s, 24 h at the specification's one-minute rounds), whichever came first."""
+
+    rule: StopRuleName
+    round: int
+    round_limit: int
+    round_s: int
+    bytes_written: int  # by the rounds
+    bytes_limit: int | None  # Write Saturation: 4 x the region; None for the other tests
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "round": self.round,
+            "round_limit": self.round_limit,
+            "round_s": self.round_s,
+            "bytes_written": self.bytes_written,
+            "bytes_limit": self.bytes_limit,
+        }
+
+
+def stop_rule(p: PtsParams, *, rounds: int, bytes_written: int, region: int, steady: bool) -> Stop | None:
+    """Whether a run stops after its round `rounds` (1-based), having written `bytes_written` in
+    its rounds over a tested region of `region` bytes, `steady` the steady-state verdict so far
+    (ignored by Write Saturation, which has no steady-state rule); None: run another round.
+    Write Saturation's two limits met in the same round: `capacity` (it is the one the bytes
+    show; the round count cannot say whether 24 hours came first within the round)."""
+    if rounds < 1 or bytes_written < 0 or region < 1:
+        raise ValueError("a round number of at least 1, bytes of at least 0 and a region of at least 1 byte")
+    limit = p.round_limit
+    if p.test == "wsat":
+        cap = WSAT_CAPACITY_MULTIPLE * region
+        if bytes_written >= cap:
+            return Stop("capacity", rounds, limit, p.round_s, bytes_written, cap)
+        if rounds >= limit:
+            return Stop("time", rounds, limit, p.round_s, bytes_written, cap)
+        return None
+    if steady:
+        return Stop("steady_state", rounds, limit, p.round_s, bytes_written, None)
+    if rounds >= limit:
+        return Stop("round_limit", rounds, limit, p.round_s, bytes_written, None)
+    return None
+
+
+def last_rounds(series: Sequence[float], n: int = WINDOW_ROUNDS) -> SteadyState:
+    """Write Saturation's figures: no steady-state rule applies, so its report averages its last
+    `n` rounds (fewer when fewer ran; no window under two rounds); `reached` is always False."""
+    ys = _finite(series)
+    k = min(n, len(ys))
+    window = window_fit(ys[len(ys) - k :], first_round=len(ys) - k + 1) if k >= 2 else None
+    return SteadyState(False, None, len(ys), window)
