@@ -371,13 +371,36 @@ def test_verify_dump_beneath(run, scratch: Path) -> None:
     assert "verify_dump" in r.stderr
 
 
+IO_PASSES = {
+    "write": ["--rw=write"],
+    "randwrite": [],
+    "backlog": ["--verify_backlog=4"],
+}
+
+
+def test_io_size_beyond_size_runs_fio_passes(run, scratch: Path) -> None:
+    """fio 3.33's job loop with verify and io_size > size: a pass writes size bytes, reads them back,
+    and another pass starts while the job's bytes, the reads' included, are short of io_size by a
+    block or more: 320k over 64k is 3 passes, 48 writes and 48 reads (one write phase of io_size
+    would be 80 and 80), in both tools, also with verify_backlog"""
+    d = scratch / "fio"
+    d.mkdir()
+    spec = {k: job_args(d / k, "crc32c", "--io_size=320k", *v)[1:] for k, v in IO_PASSES.items()}
+    theirs = fio_jobs(d, spec)
+    for name, extra in IO_PASSES.items():
+        r = run(*job_args(scratch / name, "crc32c", "--io_size=320k", *extra))
+        for j in (r.job, theirs[name]):
+            assert (j["error"], j["write"]["total_ios"], j["read"]["total_ios"]) == (0, 48, 48), name
+        assert verify_obj(r)["blocks_verified"] == 48 and verify_obj(r)["failed_intervals"] == 0
+
+
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
         (["--verify=crc8"], "verify: unknown type 'crc8'"),
         (["--verify=sha3"], "verify: unknown type 'sha3'"),
-        # fio: 16 writes and 16 reads, not 32 and 32
-        (["--verify=crc32c", "--io_size=128k"], "io_size: 131072 is larger than size"),
+        # fio: one pass of 128k random writes over 64k, read back only the latest write of each block
+        (["--verify=crc32c", "--io_size=128k", "--norandommap"], "io_size: 131072 is larger than size"),
         (["--verify=crc32c", "--verify_state_load=1"], "verify_state_load:"),
         (["--verify=crc32c", "--verify_state_save=1"], "verify_state_save:"),
         (["--verify=pattern"], "verify: pattern needs verify_pattern"),

@@ -268,18 +268,30 @@ void verify_finalize(struct options *o)
 
 /* fio 3.33's job loop (thread_main, keep_running) writes one pass, reads it back, and then
  * starts another pass while the job's bytes, the read-back's included, are short of io_size (or
- * size). The engine does so for hole patterns (verify_next_pass); elsewhere it has one write
- * phase and one read-back, so io_size beyond size is refused there (io_size=1m, size=256k,
- * bs=16k: fio 32 writes and 32 reads, one write phase would be 64 and 64) */
+ * size). The engine does so for hole patterns (the pattern generator's passes) and for plain
+ * rw=write and randwrite of one block size (verify_io_passes: io_size=1m, size=256k, bs=16k is
+ * 32 writes and 32 reads in both, where one write phase was 64 and 64). Refused where it is not
+ * fio's loop: randwrite with norandommap writes io_size in one pass and reads back only the
+ * latest write of each block (fio's verify list drops overlapped writes: 64 writes, 8 reads),
+ * mixed jobs, trims and the other patterns, several block sizes */
+int verify_io_passes(const struct options *o)
+{
+	return o->verify != VT_NONE && o->do_verify && !o->verify_only && !o->time_based && o->io_size > o->size &&
+	       (o->rw == RW_WRITE || (o->rw == RW_RANDWRITE && !o->norandommap)) && !pat_active(o) &&
+	       opt_min_bs(o) == opt_max_bs(o);
+}
+
 void verify_validate(const struct options *o, const struct target *t)
 {
 	if (o->verify != VT_NONE && o->verify_dump && t->is_blk)
 		die_usage("verify_dump", "the target is a block device: no directory to write the dumps in");
 	if (o->verify == VT_NONE || !o->do_verify || o->verify_only || o->time_based || !rw_writes(o->rw))
 		return;
-	if (o->io_size > o->size && o->rw_seq_add <= 0) /* positive holes: verify_next_pass */
-		die_usage("io_size", "%llu is larger than size (%llu) with verify: fio reads each pass back before the "
-			  "next and counts those reads in io_size (not implemented)",
+	if (o->io_size > o->size && o->rw_seq_add <= 0 && !verify_io_passes(o)) /* holes: verify_next_pass */
+		die_usage("io_size", "%llu is larger than size (%llu) with verify: fio's passes (each read back before "
+			  "the next) are implemented for rw=write and randwrite of one block size; randwrite with "
+			  "norandommap (one pass of io_size, the latest write of each block read back), mixed jobs, "
+			  "trims and the other patterns are not",
 			  (unsigned long long)o->io_size, (unsigned long long)o->size);
 }
 
@@ -816,6 +828,11 @@ void verify_start(struct worker *w)
 		v->wcount = UINT64_MAX;
 	} else {
 		v->mode = VM_WRITE;
+		if (verify_io_passes(o)) { /* fio's job loop: a pass is the region once (verify_next_pass) */
+			v->pass_bytes = w->nblocks * w->minbs;
+			v->pass_until = w->issued + v->pass_bytes;
+			v->passes = 1;
+		}
 	}
 }
 
@@ -884,6 +901,8 @@ int verify_gen(struct worker *w, struct io_req *r)
 			v->backlog_state = 0;
 		}
 	}
+	if (v->pass_bytes && w->issued >= v->pass_until)
+		return 1; /* this pass's writes are issued: its read-back next (verify_next_pass) */
 	if (worker_gen_raw(w, r))
 		return 1;
 	if (r->ddir == DDIR_WRITE) {
@@ -977,9 +996,12 @@ int verify_next_pass(struct worker *w)
 	struct vworker *v = w->vw;
 	const struct options *o = w->job->o;
 	uint64_t passes, now = now_ns();
-	if (v->mode != VM_VERIFY || !v->pat || !pat_pass_ended(v->pat, &passes) || w->err || g_stop ||
-	    w->filled || atomic_load(&w->job->stop) || now >= w->deadline)
+	if (v->mode != VM_VERIFY || w->err || g_stop || w->filled || atomic_load(&w->job->stop) || now >= w->deadline)
 		return 0;
+	if (v->pat ? !pat_pass_ended(v->pat, &passes) : !v->pass_bytes)
+		return 0;
+	if (!v->pat)
+		passes = v->passes;
 	if (passes >= o->loops) {
 		uint64_t done = w->d[DDIR_READ].bytes + w->d[DDIR_WRITE].bytes, limit = o->io_size ? o->io_size : o->size;
 		if (done >= limit || limit - done < opt_max_bs(o))
@@ -994,9 +1016,15 @@ int verify_next_pass(struct worker *w)
 	v->t_vstart = 0;
 	v->t_pass = now;
 	cursor_swap(w); /* the writer's state back, then its next pass, copied to the cursor */
-	pat_restart(w);
-	cursor_copy(v, w);
-	pat_copy(v->pat, w->pat);
+	if (v->pat) {
+		pat_restart(w);
+		cursor_copy(v, w);
+		pat_copy(v->pat, w->pat);
+	} else { /* verify_io_passes: the sequential position wraps, the random order is drawn anew */
+		v->passes++;
+		v->pass_until = w->issued + v->pass_bytes;
+		cursor_copy(v, w);
+	}
 	v->since = v->batch_left = 0;
 	v->backlog_state = 0;
 	v->mode = VM_WRITE;

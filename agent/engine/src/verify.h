@@ -78,6 +78,10 @@ struct vworker {
 	uint64_t t_pass;        /* this pass's write phase began (0: the job's start) */
 	uint64_t w_ns, v_ns;    /* the finished passes' write phases (after the first) and read-backs */
 	uint64_t t_wend1;       /* the first pass's write phase ended (0: one pass) */
+	/* io_size > size (write, randwrite; verify_io_passes): fio's job loop, passes of size bytes */
+	uint64_t pass_bytes;    /* a pass's writes (0: one write phase) */
+	uint64_t pass_until;    /* the writer's issued bytes at which this pass's writes end */
+	unsigned passes;        /* passes started */
 	int pace_on;            /* the job's pacing, off in read-backs */
 };
 
@@ -88,6 +92,9 @@ void verify_finalize(struct options *o);
 const char *verify_type_name(int t);
 /* main.c: checks that need the target (verify_dump needs a directory) */
 void verify_validate(const struct options *o, const struct target *t);
+/* io_size larger than size on a plain write or randwrite job: fio's job loop of passes (each read
+ * back before the next, the read-backs counted in io_size) */
+int verify_io_passes(const struct options *o);
 /* job.c, at job start / job_free */
 int verify_job_init(struct job *j);
 void verify_job_free(struct job *j);
