@@ -83,6 +83,20 @@ export async function ptsSteps({ page, run, shot }) {
         `HIR plan: ${hirPlan}`,
       );
       await shot("M-new-run-pts-hir", false);
+      // Write Saturation's plan: 4 x the region or its 24 hours (1,440 rounds), whichever first;
+      // at x0.001 the rounds are 1 s, so the 24 hours are 24 minutes
+      await page.selectOption("[data-testid=pts-test]", "wsat");
+      await page.waitForFunction(() =>
+        document.querySelector("[data-testid=pts-plan]")?.textContent?.includes("1440 rounds"),
+      );
+      const wsatPlan = (await plan.textContent()) ?? "";
+      check(
+        wsatPlan.includes("Rounds: 1 s to 24 min") &&
+          wsatPlan.includes("is written or 1440 rounds have run, whichever first") &&
+          wsatPlan.includes("24 hours at 60 s rounds"),
+        `WSAT plan: ${wsatPlan}`,
+      );
+      await shot("M-new-run-pts-wsat", false);
       await page.selectOption("[data-testid=pts-test]", "iops");
       await page.waitForFunction(() =>
         document
