@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import exists, func, or_, select, update
+from sqlalchemy import Exists, exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from backend.models import ACTIVE_STATUSES, Agent, EnrollmentToken, Run, RunStatus
@@ -23,11 +23,21 @@ def enrollment_tokens(session: Session, team_ids: list[uuid.UUID]) -> list[Enrol
     )
 
 
-def by_token_hash(session: Session, digest: str) -> Agent | None:
-    """The agent whose current or previous token has this hash (docs/adr/0011)."""
-    return session.scalar(
-        select(Agent).where(or_(Agent.token_hash == digest, Agent.previous_token_hash == digest))
+def by_token_hash(session: Session, digest: str) -> tuple[Agent, bool] | None:
+    """The agent whose current or previous token has this hash (docs/adr/0011), re-read, and
+    whether a run is assigned to it or running on it (as `with_runs_held`): every agent request
+    reads its agent here, and the heartbeat and the long-poll's look need nothing more of it."""
+    q = (
+        select(Agent, _runs_held())
+        .where(or_(Agent.token_hash == digest, Agent.previous_token_hash == digest))
+        .execution_options(populate_existing=True)
     )
+    row = session.execute(q).first()
+    return None if row is None else (row[0], bool(row[1]))
+
+
+def _runs_held() -> Exists:
+    return exists().where(Run.agent_id == Agent.id, Run.status.in_(ACTIVE_STATUSES))
 
 
 def shorten_previous_token(session: Session, agent_id: uuid.UUID, digest: str, until: datetime) -> None:
@@ -90,8 +100,7 @@ def current_runs(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID
 def with_runs_held(session: Session, agent_id: uuid.UUID) -> tuple[Agent, bool] | None:
     """The agent, re-read, and whether any run is assigned to it or running on it: one plain read,
     no row lock (all an idle long-poll's look needs)."""
-    held = exists().where(Run.agent_id == Agent.id, Run.status.in_(ACTIVE_STATUSES))
-    q = select(Agent, held).where(Agent.id == agent_id).execution_options(populate_existing=True)
+    q = select(Agent, _runs_held()).where(Agent.id == agent_id).execution_options(populate_existing=True)
     row = session.execute(q).first()
     return None if row is None else (row[0], bool(row[1]))
 

@@ -180,7 +180,9 @@ def enroll(body: AgentEnroll, session: SessionDep) -> AgentEnrolled:
     )
 
 
-def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+# The two dependencies below only read the request or the clock: coroutines, so they run on the
+# event loop instead of a hop to the threadpool and back each (as backend/auth/deps.py's).
+async def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
     """The bearer token itself (already authenticated by AgentDep): rotation and the heartbeat's
     expiry depend on which of the agent's tokens it is."""
     return creds.credentials if creds is not None else ""
@@ -189,7 +191,7 @@ def _raw_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bea
 RawTokenDep = Annotated[str, Depends(_raw_token)]
 
 
-def _received_at() -> datetime:
+async def _received_at() -> datetime:
     """When the request reached the route, before its other dependencies (authentication reads the
     database): t1 of the agent's clock exchange, so the server's own work counts as its, not as
     the network's round trip."""

@@ -54,7 +54,8 @@ def authenticate(session: Session, raw_token: str) -> AgentPrincipal:
     """The agent a bearer token belongs to: its current token, or its previous one while that is
     still valid. Unknown or revoked: 401 bad_token; expired: 401 token_expired."""
     digest = token_hash(raw_token)
-    agent = repository.by_token_hash(session, digest)
+    found = repository.by_token_hash(session, digest)
+    agent, holds_runs = found if found is not None else (None, False)
     if agent is None or agent.revoked_at is not None:
         raise Unauthorized("unknown or revoked agent token", code="bad_token")
     now = utcnow()
@@ -70,7 +71,7 @@ def authenticate(session: Session, raw_token: str) -> AgentPrincipal:
         prev_end = agent.previous_token_expires_at
         if prev_end is None or prev_end <= now:
             raise _expired(prev_end or now)
-    return AgentPrincipal(agent_id=agent.id, team_id=agent.team_id)
+    return AgentPrincipal(agent_id=agent.id, team_id=agent.team_id, agent=agent, holds_runs=holds_runs)
 
 
 def expiry_of(agent: Agent, raw_token: str) -> datetime:

@@ -3,8 +3,10 @@
 import uuid
 from dataclasses import dataclass, field
 
+from sqlalchemy.orm import Session
+
 from backend.errors import Forbidden
-from backend.models import Role
+from backend.models import Agent, Role
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,18 @@ class UserPrincipal:
 class AgentPrincipal:
     agent_id: uuid.UUID
     team_id: uuid.UUID
+    # The agent's row as authentication read it, and whether a run was assigned to it or running
+    # on it then (None: not read with it). In the session that read them (`read_in`), the agent's
+    # heartbeat and long-poll look use them instead of reading the row again (docs/benchmarks.md
+    # § A thousand agents on two cores).
+    agent: Agent | None = field(default=None, compare=False, repr=False)
+    holds_runs: bool | None = field(default=None, compare=False)
+
+    def read_in(self, session: Session) -> tuple[Agent, bool] | None:
+        """The agent's row and its held runs as read at authentication, if that was in `session`."""
+        if self.agent is None or self.holds_runs is None or self.agent not in session:
+            return None
+        return self.agent, self.holds_runs
 
     def require_self(self, agent_id: uuid.UUID) -> None:
         if agent_id != self.agent_id:
