@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.kit.time import utcnow
@@ -99,12 +99,20 @@ def upload(
 def test_paper_arithmetic_from_stored_samples(client: TestClient, session: Session) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)
-    run_id, r = upload(client, session, u, a, power_doc())
+    doc = power_doc()
+    doc["samples"]["value"][7] = 263.80000000000007  # 17 significant digits: exact or not
+    run_id, r = upload(client, session, u, a, doc)
     assert r.status_code == 201, r.text
-    assert (
-        session.scalar(select(func.count()).select_from(PowerSample).where(PowerSample.run_id == run_id))
-        == 251
+    # every sample stored as sent, bit for bit (COPY's binary format: backend/power/repository.py)
+    stored = session.execute(
+        select(PowerSample.t_ns, PowerSample.value)
+        .where(PowerSample.run_id == run_id)
+        .order_by(PowerSample.t_ns)
+    ).all()
+    assert [tuple(x) for x in stored] == list(
+        zip(doc["samples"]["t_ns"], doc["samples"]["value"], strict=True)
     )
+    assert len(stored) == 251
     pending = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["energy"]
     assert pending["status"] == "pending" and pending["tier"] == "inband"
     power_service.compute(session, run_id=run_id)  # what the worker's energy.compute_run does

