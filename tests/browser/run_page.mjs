@@ -192,6 +192,37 @@ await run(
 // gave a host with a raw device
 if (PTS_AGENT) await ptsSteps({ page, run, shot });
 
+const WRITEBACK = process.env.IOWATT_WRITEBACK_RUN_ID ?? "";
+if (WRITEBACK)
+  await run(
+    "the page cache panel: Dirty and Writeback beside throughput, with the limits",
+    async () => {
+      await page.goto(`${BASE}/runs/${WRITEBACK}`);
+      const panel = page.getByTestId("page-cache");
+      await panel.waitFor();
+      const facts = (await page.getByTestId("page-cache-facts").textContent()) ?? "";
+      check(
+        facts.includes("Dirty limit") && facts.includes("20 % of dirtyable memory"),
+        `page cache facts: ${facts}`,
+      );
+      const chart = page.getByTestId("writeback-chart");
+      await chart.scrollIntoViewIfNeeded();
+      const box = await plotBox(chart);
+      check(
+        box && box.height >= 200 && box.width >= 300,
+        `write-back plot ${box?.width}×${box?.height}`,
+      );
+      const legend = (await chart.textContent()) ?? "";
+      for (const name of ["Dirty", "Writeback", "Dirty limit", "MB/s"])
+        check(legend.includes(name), `write-back chart without ${name}: ${legend.slice(0, 300)}`);
+      // Dirty (38 one-second samples), Writeback, the two limits and throughput: five lines
+      const lines = await chart.locator(".recharts-line-curve").count();
+      check(lines === 5, `write-back chart lines: ${lines}`);
+      await noHorizontalOverflow();
+      await shot("M-run-writeback");
+    },
+  );
+
 await run("log out revokes the session token", async () => {
   check((await api("/auth/me", token)).status === 200, "the token works before");
   await page.getByTestId("logout").click();

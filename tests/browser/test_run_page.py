@@ -21,6 +21,7 @@ from tests.browser.test_browser import _needs, _node, _shot
 from tests.stack import RecordedHost, Stack, recorded_host
 
 PTS_DATA = Path(__file__).parents[1] / "data" / "pts"
+WRITEBACK_DATA = Path(__file__).parents[1] / "data" / "writeback"
 PTS_DEVICE = {
     "path": "/dev/disk/by-id/nvme-EXAMPLE_SSD_2TB_S0000001",
     "size_bytes": 2_000_398_934_016,
@@ -59,9 +60,11 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
         with recorded_host(live, "pts-host") as host:
             # first the PTS host and its Write Saturation run: the live run below must still be
             # running when the script opens it
+            host.cli("targets", "add", dirs[2])  # the write-back run's directory
             host.report_inventory(devices=[PTS_DEVICE])
             wsat_id = _pts_run(live, host, json.loads((PTS_DATA / "wsat-trial.json").read_text()))
             hir_id = _pts_run(live, host, json.loads((PTS_DATA / "hir-trial.json").read_text()))
+            writeback_id = _writeback_run(live, host, dirs[2])
 
             def answer_the_forms_run() -> None:
                 with live.api() as api:
@@ -98,18 +101,41 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
                 IOWATT_PTS_MODEL=str(PTS_DEVICE["model"]),
                 IOWATT_PTS_WSAT_RUN_ID=wsat_id,
                 IOWATT_PTS_HIR_RUN_ID=hir_id,
+                IOWATT_WRITEBACK_RUN_ID=writeback_id,
             )
         assert "log out revokes the session token" in report
         assert "Write Saturation over time and over total GB written" in report
         assert "Host Idle Recovery: IOPS per burst over time" in report
         assert live.wait(live_id)["status"] == "succeeded"
-        for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs"):
+        assert "the page cache panel: Dirty and Writeback beside throughput, with the limits" in report
+        for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs", "M-run-writeback"):
             _shot(report, tmp_path, shot)
         for shot in ("M-new-run-pts", "M-new-run-pts-hir", "M-pts-report", "M-pts-wsat", "M-pts-hir"):
             _shot(report, tmp_path, shot)
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _writeback_run(live: Stack, host: RecordedHost, target: str) -> str:
+    """A buffered write past the background threshold (tests/data/writeback: 2.5 GiB written by
+    the real engine through `iowatt-agent bench --json` on this machine's disk, the agent's page
+    cache record with Dirty and Writeback each second), queued as its job file on the host's
+    directory and answered with that document."""
+    text = (WRITEBACK_DATA / "buffered-write-trial.fio").read_text()
+    body = {
+        "agent_id": host.agent_id,
+        "target_path": target,
+        "idle_s": 0,
+        "workload": {"kind": "jobfile", "jobfile": {"text": text}},
+        "name": "buffered write past the background threshold",
+    }
+    with live.api() as api:
+        r = api.post("/runs", json=body)
+        assert r.status_code == 201, r.text
+    run_id = str(r.json()["id"])
+    host.answer(run_id, json.loads((WRITEBACK_DATA / "buffered-write-trial.json").read_text()), load_s=0)
+    return run_id
 
 
 def _pts_run(live: Stack, host: RecordedHost, doc: dict[str, Any]) -> str:
