@@ -74,15 +74,16 @@ else
 fi
 echo "$login" | grep '^admin token' | sed 's/^/    /' || true
 
-# The agent for other hosts (make agent-dist, ADR 0036): built once, in the background, when
-# dist/agent has no bundle for this machine (minutes and ~1 CPU-minute; its tools are cached in
-# ~/.cache/iowatt-agent-dist); the server lists the directory per request, so it serves the bundle
-# as soon as it is there. A failed build leaves make up working (its log says why).
-if ! ls "$ROOT"/dist/agent/iowatt-agent-*-linux-"$(uname -m)".tar.gz >/dev/null 2>&1; then
-  say "Agent bundles for other hosts: building in the background (log: $LOGS/agent-dist.log)"
-  (cd "$ROOT" && AGENT_DIST_KINDS="tar deb" nohup nice bash agent/packaging/build.sh \
-      >"$LOGS/agent-dist.log" 2>&1 </dev/null &)
-fi
+# The agent for other hosts (ADR 0036), in the background at the lowest CPU and I/O priority
+# (scripts/agent-dist-background.sh): the bundle frozen in the Debian 11 build root (glibc 2.28,
+# `make agent-dist`'s), preceded when dist/agent has none by the host-frozen one, which installs only
+# on hosts with this host's glibc (the UI and install.sh say so). The first time ~20 CPU-minutes
+# (the build root, cached in ~/.cache/iowatt-agent-dist), then ~1, or none when this tree was built
+# before. The server lists dist/agent per request and each file is renamed into it when whole, so
+# it serves each bundle as soon as it is there. A failed build leaves make up working (its log says why).
+say "Agent bundles for other hosts: in the background (log: $LOGS/agent-dist.log)"
+(cd "$ROOT" && nohup nice -n 19 ionice -c 3 bash scripts/agent-dist-background.sh \
+    >"$LOGS/agent-dist.log" 2>&1 </dev/null &)
 
 say "API + UI, Celery worker and beat"
 if ! alive api && curl -s -o /dev/null "http://127.0.0.1:$API_PORT/" 2>/dev/null; then
