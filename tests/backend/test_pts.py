@@ -199,6 +199,14 @@ def test_a_stored_pts_result_gives_verdict_flags_and_report(client: TestClient, 
         for f in client.get(f"/api/v1/runs/{not_steady}/system", headers=u.headers).json()["validity"]
     ]
     assert "not_steady_state" in flags
+    # a comparison of the two shows each run's verdict beside its figures, as the run page does
+    c = client.get(f"/api/v1/compare?runs={steady_id},{not_steady}", headers=u.headers)
+    assert c.status_code == 200, c.text
+    got = {rid: {f["flag"] for f in fs} for rid, fs in c.json()["validity"].items()}
+    reached = RECORDED["pts"]["steady_state"]["reached"]
+    assert "not_pts_compliant" in got[str(steady_id)]
+    assert ("not_steady_state" in got[str(steady_id)]) is not reached
+    assert {"not_pts_compliant", "not_steady_state"} <= got[str(not_steady)]
     # a run without a PTS section has no report
     other = create_run(session, agent=a.agent)
     assert client.get(f"/api/v1/runs/{other.id}/pts", headers=u.headers).status_code == 404
