@@ -62,5 +62,5 @@ def change(
     verdict = "better" if up == (better == "higher") else "worse"
     word = words.up if up else words.down
     amount = _factor_text(factor) if factor is not None and factor >= FACTOR_FROM else _pct_text(abs(pct))
-    phrase = " ".join(x for x in (amount, word, noun) if x)
+    phrase = f"{amount} {word} {noun}" if noun else f"{amount} {word}"
     return Change(ratio=ratio, pct_change=pct, factor=factor, verdict=verdict, phrase=phrase)
