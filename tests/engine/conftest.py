@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.services import on_one_cpu
+
 from .filemode import Unavailable, ext4_loop
 from .filemode import small_tmpfs as _small_tmpfs
 
@@ -247,10 +249,15 @@ def skip_if_unsupported(r: Result) -> None:
         pytest.skip(f"engine exit 77 here: {r.stderr.strip()}")
 
 
-def run_engine(binary: Path, *args: str, timeout: float = 60, check: bool = True) -> Result:
+def run_engine(
+    binary: Path, *args: str, timeout: float = 60, check: bool = True, one_cpu: bool = False
+) -> Result:
     """Run the engine; with `check` a non-zero exit fails the test, except the exit 77 of an
-    ioengine this host lacks, which skips it (tests that expect 77 pass check=False)."""
-    p = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout)
+    ioengine this host lacks, which skips it (tests that expect 77 pass check=False). `one_cpu`:
+    on one CPU (tests/services.py `on_one_cpu`), for a many-threaded run flat out for a set time
+    whose speed the test does not read."""
+    cmd = [str(binary), *args]
+    p = subprocess.run(on_one_cpu(cmd) if one_cpu else cmd, capture_output=True, text=True, timeout=timeout)
     r = Result(p.returncode, p.stdout, p.stderr)
     if check:
         skip_if_unsupported(r)
