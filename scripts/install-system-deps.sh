@@ -17,8 +17,9 @@
 #            binutils (readelf: tests/engine/test_hardening.py)
 #   tests:   fio, postmark and sysbench (engine comparisons), util-linux (losetup; setpriv: tests/netns.py),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
-#            docker-compose (tests/test_deploy.py validates docker-compose.yml; no engine needed),
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
+#            (not Debian's docker-compose: that is Compose v1, which checks docker-compose.yml against an
+#            older schema; scripts/install-ops-test-tools.sh installs v2 for the tests: ADR 0049)
 #            mmdebstrap (tests/agent_dist: a minimal Debian root file system without a compiler or Python)
 #            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices),
 #            mariadb-server (TPC-H and heap/B-tree runs on MariaDB in the agent's tests),
@@ -32,7 +33,7 @@
 set -euo pipefail
 RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium-headless-shell fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
 TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
-  docker-compose libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server iproute2)
+  libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server iproute2)
 BENCH_PACKAGES=(chromium)
 case ${1:-all} in
   run) wanted=("${RUN_PACKAGES[@]}") ;;
