@@ -95,6 +95,10 @@ def test_every_elf_file_needs_glibc_2_28_at_most(bundle: Path) -> None:
     assert bundle_check.findings(bundle, elves, glibc=AGENT_GLIBC, engine_glibc=ENGINE_GLIBC) == []
     newest = max(e.newest for e in elves if e.newest and e.path.name != "iowatt-engine")
     print(f"{len(elves)} ELF files; the agent needs {bundle_check.fmt(newest)}")
+    # the floor the bundle states (the server's install script holds hosts to it): what was found
+    record = json.loads((bundle / bundle_check.MANIFEST).read_text())
+    assert record == bundle_check.manifest(elves), record
+    assert bundle_check.parse_version(record["glibc"]) <= max(AGENT_GLIBC, ENGINE_GLIBC), record
 
 
 def test_on_debian_11_it_starts_benchmarks_and_speaks_tls(old_host: Path, tmp_path: Path) -> None:
