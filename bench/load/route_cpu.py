@@ -1,0 +1,307 @@
+"""CPU per request of the fleet's hot routes, in one process (issue 30).
+
+`bench/load/run.py` measures latencies with the whole stack on the machine's two cores, where every
+route waits for every other; this measures what one request of each route costs the API itself:
+the app (`backend.main.create_app`, production settings apart from `IOWATT_ENV=dev`) in this
+process, driven in process (`tests/asgi_client.py`, no sockets), against a private PostgreSQL and
+Redis with N enrolled agents (the load simulator's inventory) and a team member. Per route: this
+process's CPU (`time.process_time`, every thread: the app's event loop and its threadpool) over
+`--calls` requests after a warm-up, and the SQL statements one request sends. Each request gets
+its own session and commits, as in production. The figure includes the in-process client's own
+share (building the request, reading the answer: the same for every version of the server).
+`--profile DIR` profiles each route's blocks with yappi (CPU clock, every thread: the app runs on
+the client's portal thread and the threadpool; yappi is not a dependency: `pip install --target D
+yappi` and PYTHONPATH=D) into DIR/<route>.pstat (`python -m pstats`). The CPU figures are taken
+without it.
+
+    .venv/bin/python bench/load/route_cpu.py --agents 1000 --calls 300
+
+The routes: an idle agent's heartbeat; its long-poll's look (`wait_s=0`: one look, no wait);
+`POST /runs` (the built-in `quick` workload on the agent's allowed directory); `GET /runs?limit=50`;
+`GET /runs/{id}`; and an agent's run from lease to result: `POST /runs/{id}/start`, one progress
+report, `PUT /runs/{id}/result` (the load simulator's engine document and 30 power samples).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from bench.load import loadsim  # noqa: E402
+
+
+@contextlib.contextmanager
+def counting_statements() -> Iterator[list[int]]:
+    """The SQL statements sent meanwhile (cursor executions of every engine)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    n = [0]
+
+    def count(_c: object, _cur: object, statement: str, *_: object) -> None:
+        n[0] += 1
+        if os.environ.get("ROUTE_CPU_SQL"):
+            print("   SQL:", " ".join(statement.split())[:300], file=sys.stderr)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        yield n
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agents", type=int, default=1000)
+    ap.add_argument("--calls", type=int, default=200, help="measured requests per route")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--blocks", type=int, default=3, help="blocks per route, alternating between routes")
+    ap.add_argument("--only", help="comma-separated route keys (heartbeat,look,post_run,list,get_run,run)")
+    ap.add_argument("--profile", type=Path, help="yappi's profile of each route in DIR/<route>.pstat")
+    ap.add_argument(
+        "--inventory",
+        type=Path,
+        help="every agent's inventory: a real host's (`iowatt-agent inventory --json`, ~10 KB) with the "
+        "simulator's policy, instead of the simulator's few hundred bytes",
+    )
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+
+    from tests.services import postgres, redis_server
+
+    with postgres() as pg, redis_server() as redis_url:
+        db_url = pg.migrated_database("iowatt_routes")
+        work = Path(os.environ.get("TMPDIR", "/tmp")) / f"iowatt-route-cpu-{uuid.uuid4().hex[:8]}"
+        work.mkdir()
+        env = {
+            "IOWATT_ENV": "dev",
+            "IOWATT_STATE_DIR": str(work / "state"),
+            "IOWATT_DATABASE_URL": db_url,
+            "IOWATT_REDIS_URL": redis_url,
+            "IOWATT_SECRET_KEY": "route-cpu-" + uuid.uuid4().hex,
+            "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics"),
+        }
+        (work / "metrics").mkdir()
+        users = loadsim._bootstrap({**os.environ, **env}, work, 1)
+        os.environ.update(env)
+        out = run(args, users[0], (work / "token").read_text().strip())
+    print(json.dumps(out["summary"], indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str, Any]:
+    from backend.config import get_settings
+    from backend.main import create_app
+    from tests.asgi_client import InProcessClient
+
+    get_settings.cache_clear()
+    api = "/api/v1"
+    with InProcessClient(create_app(), raise_server_exceptions=True) as c:
+        admin = {"Authorization": f"Bearer {admin_token}"}
+        user = {"Authorization": f"Bearer {user_token}"}
+        team_id = c.get(f"{api}/auth/me", headers=admin).json()["teams"][0]["id"]
+        inventory = dict(loadsim.INVENTORY)
+        if args.inventory:
+            inventory = json.loads(args.inventory.read_text()) | {"policy": loadsim.INVENTORY["policy"]}
+            inventory["mounts"] = [*loadsim.INVENTORY["mounts"], *inventory.get("mounts", [])]
+        agents: list[tuple[str, dict[str, str]]] = []
+        for lo in range(0, args.agents, 1000):
+            tok = c.post(
+                f"{api}/agents/enrollment-tokens",
+                json={"team_id": team_id, "max_uses": min(1000, args.agents - lo)},
+                headers=admin,
+            ).json()["token"]
+            for k in range(lo, min(args.agents, lo + 1000)):
+                inv = {**inventory, "hostname": f"load-{k:04d}"}
+                r = c.post(
+                    f"{api}/agents/enroll",
+                    json={
+                        "enrollment_token": tok,
+                        "name": f"load-{k:04d}",
+                        "hostname": f"load-{k:04d}",
+                        "agent_version": loadsim.AGENT_VERSION,
+                        "inventory": inv,
+                    },
+                )
+                r.raise_for_status()
+                agents.append((r.json()["agent_id"], {"Authorization": f"Bearer {r.json()['agent_token']}"}))
+        boot = {a: str(uuid.uuid4()) for a, _ in agents}
+        for a, h in agents:  # as the simulator: the inventory again, then heartbeats
+            c.put(f"{api}/agents/{a}/inventory", json={**inventory, "hostname": a}, headers=h)
+        quick = next(
+            w["id"]
+            for w in c.get(f"{api}/workloads", params={"limit": 200}, headers=user).json()["items"]
+            if w["name"] == "quick"
+        )
+        template = loadsim.TEMPLATE.read_text()
+        state = {"i": 0, "runs": []}
+
+        def nth() -> tuple[str, dict[str, str]]:
+            state["i"] = (state["i"] + 1) % len(agents)
+            return agents[state["i"]]
+
+        def heartbeat() -> None:
+            a, h = nth()
+            body = {"state": "idle", "current_run_id": None, "current_lease_id": None, "boot_id": boot[a]}
+            r = c.post(f"{api}/agents/{a}/heartbeat", json=body | {"agent_version": "load-sim"}, headers=h)
+            assert r.status_code == 200, r.text
+
+        def look() -> None:
+            a, h = nth()
+            r = c.post(f"{api}/agents/{a}/lease", params={"wait_s": 0}, json={"boot_id": boot[a]}, headers=h)
+            assert r.status_code == 200 and r.json()["lease"] is None, r.text
+
+        def post_run() -> None:
+            a, _ = nth()
+            body = {"agent_id": a, "target_path": loadsim.TARGET, "workload_id": quick, "idle_s": 0.5}
+            r = c.post(f"{api}/runs", json=body, headers=user)
+            assert r.status_code == 201, r.text
+            state["runs"].append((r.json()["id"], a))
+
+        def list_runs() -> None:
+            r = c.get(f"{api}/runs", params={"limit": 50}, headers=user)
+            assert r.status_code == 200, r.text
+
+        def get_run() -> None:
+            rid, _ = state["runs"][state["i"] % len(state["runs"])]
+            state["i"] += 1
+            assert c.get(f"{api}/runs/{rid}", headers=user).status_code == 200
+
+        def agent_run() -> None:
+            """A queued run dispatched (the worker's service call, not measured), then the agent's
+            part: the lease (a look that finds it), start, one progress report, the result."""
+            rid, a = state["runs"].pop()
+            h = dict(agents)[a]
+            from backend.db import unit_of_work
+            from backend.run import service as run_service
+
+            with pause(), unit_of_work() as s:
+                run_service.dispatch(s, run_id=uuid.UUID(rid))
+            r = c.post(f"{api}/agents/{a}/lease", params={"wait_s": 0}, json={"boot_id": boot[a]}, headers=h)
+            lease = r.json()["lease"]
+            assert lease is not None and lease["run_id"] == rid, r.text
+            lid = lease["lease_id"]
+            assert c.post(f"{api}/runs/{rid}/start", json={"lease_id": lid}, headers=h).status_code == 200
+            progress = {
+                "lease_id": lid,
+                "job_index": 0,
+                "job_name": "randread-4k",
+                "percent": 50.0,
+                "elapsed_ns": 1_000_000_000,
+                "read_iops": 250000.0,
+                "read_bw_bytes": 1024000000,
+                "write_iops": 0.0,
+                "write_bw_bytes": 0,
+            }
+            assert c.post(f"{api}/runs/{rid}/progress", json=progress, headers=h).status_code == 200
+            t0 = datetime.now(UTC) - timedelta(seconds=3)
+            started, finished = t0 + timedelta(seconds=0.5), t0 + timedelta(seconds=2.5)
+            t_ns = list(range(0, 3_000_000_001, 100_000_000))
+            value = [95.0 if 5e8 <= t < 2.5e9 else 80.0 for t in t_ns]
+            envelope = {
+                "lease_id": lid,
+                "upload_id": str(uuid.uuid4()),
+                "engine_result": "@ENGINE@",
+                "engine_exit_code": 0,
+                "started_at": started.isoformat(),
+                "finished_at": finished.isoformat(),
+                "agent_version": "load-sim",
+                "power": loadsim._power(t0, 500_000_000, 2_000_000_000, t_ns, value, 10.0),
+            }
+            engine = template.replace(loadsim.TEMPLATE_PATH, f"{loadsim.TARGET}/iowatt-{rid}.dat")
+            body = json.dumps(envelope).replace('"@ENGINE@"', engine).encode()
+            r = c.put(
+                f"{api}/runs/{rid}/result", content=body, headers=h | {"Content-Type": "application/json"}
+            )
+            assert r.status_code == 201, r.text
+
+        paused = [0.0]
+
+        @contextlib.contextmanager
+        def pause() -> Iterator[None]:
+            t = time.process_time()
+            try:
+                yield
+            finally:
+                paused[0] += time.process_time() - t
+
+        def health() -> None:
+            assert c.get(f"{api}/health").status_code == 200
+
+        def me() -> None:
+            assert c.get(f"{api}/auth/me", headers=user).status_code == 200
+
+        routes: dict[str, Callable[[], None]] = {
+            "health": health,
+            "me": me,
+            "heartbeat": heartbeat,
+            "look": look,
+            "post_run": post_run,
+            "list": list_runs,
+            "get_run": get_run,
+            "run": agent_run,  # uses the runs post_run queued: after it in each block
+        }
+        keys = args.only.split(",") if args.only else [k for k in routes if k not in ("health", "me")]
+        if "run" in keys and "post_run" not in keys:
+            keys.insert(keys.index("run"), "post_run")
+        per: dict[str, list[float]] = {k: [] for k in keys}
+        stmts: dict[str, float] = {}
+        sys_ms: dict[str, list[float]] = {k: [] for k in keys}
+        if args.profile:
+            import yappi  # type: ignore[import-not-found]
+
+            args.profile.mkdir(parents=True, exist_ok=True)
+            yappi.set_clock_type("cpu")
+            for k in keys:  # a profiled block of each route, apart from the measured ones
+                yappi.clear_stats()
+                yappi.start(builtins=True)
+                for _ in range(args.calls):
+                    routes[k]()
+                yappi.stop()
+                yappi.get_func_stats().save(str(args.profile / f"{k}.pstat"), type="pstat")
+        for k in keys:  # warm-up, and each route's statements per request
+            for _ in range(args.warmup):
+                routes[k]()
+            if os.environ.get("ROUTE_CPU_SQL"):
+                print(f"-- {k}", file=sys.stderr)
+            with counting_statements() as n:
+                routes[k]()
+            stmts[k] = n[0]
+        for _ in range(args.blocks):
+            for k in keys:
+                paused[0] = 0.0
+                t, u = time.process_time(), os.times()
+                for _ in range(args.calls):
+                    routes[k]()
+                cpu = time.process_time() - t - paused[0]
+                sys_ms[k].append((os.times().system - u.system) / args.calls * 1000)
+                per[k].append(cpu / args.calls * 1000)
+    summary = {
+        k: {
+            "cpu_ms_per_call_median": round(statistics.median(v), 3),
+            "blocks_ms": [round(x, 3) for x in v],
+            "of_which_system_ms": round(statistics.median(sys_ms[k]), 3),
+            "sql_statements": stmts[k],
+        }
+        for k, v in per.items()
+    }
+    return {"args": {k: str(v) for k, v in vars(args).items()}, "summary": summary}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
