@@ -274,12 +274,25 @@ def test_create_on_open_reads_what_the_writes_left_as_fio(engine_bin: Path, scra
     assert got["ours"] == got["fio"] == (0, 0, 64)
 
 
+# (ioengine, iodepth): the expected exit codes (fio's, the engine's) and per job (name, error, read
+# I/Os, read bytes, short reads, writes), the same in both tools
+SHORT_READS = {
+    ("psync", 1): ((2, 1), [("w", 0, 0, 0, 0, 1), ("r", 5, 4, 8 * KiB, 1, 0), ("empty", 5, 1, 0, 0, 0)]),
+    ("libaio", 1): ((0, 0), [("w", 0, 0, 0, 0, 1), ("r", 0, 5, 8 * KiB, 1, 0), ("empty", 0, 16, 0, 0, 0)]),
+    ("io_uring", 4): ((0, 0), [("w", 0, 0, 0, 0, 1), ("r", 0, 4, 8 * KiB, 1, 0), ("empty", 0, 16, 0, 0, 0)]),
+}
+
+
 @needs_fio
-def test_create_on_open_reads_through_psync_as_fio(engine_bin: Path, scratch: Path) -> None:
-    """fio's sync engines: a short read goes again for its rest, a read of 0 bytes fails with EIO
-    (fio 3.33's io_queue_event, "full resid"). A 10 KiB file read in 4 KiB blocks by a create_on_open
-    job: 4 KiB, 4 KiB, 2 KiB (short), its rest at 10 KiB gets 0 bytes: 4 I/Os, 8 KiB (the short
-    one's bytes are not counted), error 5; a file it creates empty: 1 I/O, 0 bytes, error 5"""
+@pytest.mark.parametrize(("engine", "depth"), list(SHORT_READS))
+def test_create_on_open_short_reads_as_fio(engine_bin: Path, scratch: Path, engine: str, depth: int) -> None:
+    """A 10 KiB file read in 4 KiB blocks by a create_on_open job (reads 4k, 4k, 2k short) and a file
+    it creates empty. fio's sync engines (io_queue_event): the short read's rest goes again at 10
+    KiB, gets 0 bytes and fails with EIO ("full resid"): 4 I/Os, 8 KiB (the short one's bytes are
+    not counted), error 5; the empty file's first read fails the same way. Its async engines
+    (io_completed): the rest is requeued and issued before any new I/O while the job's bytes last
+    (depth 1: 5 I/Os; depth 4: all 16 KiB was issued, so the rest is dropped: 4), a read of 0 bytes
+    completes without an error (16 of the empty file). fio's exit status counts the failed jobs"""
     job = """[w]
 ioengine=psync
 filename={d}/x
@@ -289,7 +302,8 @@ bs=10k
 
 [r]
 stonewall
-ioengine=psync
+ioengine={e}
+iodepth={q}
 filename={d}/x
 create_on_open=1
 rw=read
@@ -298,29 +312,28 @@ bs=4k
 
 [empty]
 stonewall
-ioengine=psync
+ioengine={e}
+iodepth={q}
 directory={d}
 create_on_open=1
 rw=read
 size=64k
 bs=4k
 """
-    got = {}
-    for side in ("fio", "ours"):
+    rcs, want = SHORT_READS[(engine, depth)]
+    for side, rc in zip(("fio", "ours"), rcs, strict=True):
         d = scratch / side
         d.mkdir()
-        (scratch / f"{side}.fio").write_text(job.format(d=d))
+        (scratch / f"{side}.fio").write_text(job.format(d=d, e=engine, q=depth))
         exe = [FIO or "fio", FIO_CLOCK] if side == "fio" else [str(engine_bin)]
         p = subprocess.run([*exe, "--output-format=json", str(scratch / f"{side}.fio")], capture_output=True,
                            text=True, timeout=60, cwd=d)  # fmt: skip
-        # fio's exit status counts the jobs that failed (2 here); the engine's is 1
-        assert p.returncode == (2 if side == "fio" else 1), p.stderr
+        assert p.returncode == rc, (side, p.stderr)
         jobs = json.loads(p.stdout[p.stdout.index("{") :])["jobs"]
-        got[side] = [(j["jobname"], j["error"], j["read"]["total_ios"], j["read"]["io_bytes"],
-                      j["read"]["short_ios"], j["write"]["total_ios"]) for j in jobs]  # fmt: skip
+        got = [(j["jobname"], j["error"], j["read"]["total_ios"], j["read"]["io_bytes"],
+                j["read"]["short_ios"], j["write"]["total_ios"]) for j in jobs]  # fmt: skip
+        assert got == want, side
         assert listing(d) == {"x": (10 * KiB, True), "empty.0.0": (0, False)}, side
-    assert got["ours"] == got["fio"]
-    assert got["ours"] == [("w", 0, 0, 0, 0, 1), ("r", 5, 4, 8 * KiB, 1, 0), ("empty", 5, 1, 0, 0, 0)]
 
 
 @needs_fio

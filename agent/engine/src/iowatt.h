@@ -532,6 +532,7 @@ struct io_req {
 	uint8_t vcheck;        /* verify family: check this read on completion (src/verify.c) */
 	uint8_t prio_idx;      /* cmdprio: the priority's index in its direction's statistics */
 	uint16_t ioprio;       /* cmdprio: the priority value sent with the I/O (0 = the thread's) */
+	uint32_t done_before;  /* async: bytes of this block done by earlier issues (a short I/O's rest) */
 	uint64_t vseq;         /* verify family: the write's number in its worker */
 	int fd;                /* the file's descriptor (the worker's, or its current file's: multifile.c) */
 	uint32_t fidx;         /* multi-file jobs: the worker's file index */

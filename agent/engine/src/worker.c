@@ -231,7 +231,7 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 	if (t_done >= w->next_tick)
 		close_intervals(w, t_done);
 	struct dstat *d = &w->d[r->ddir];
-	if ((uint64_t)r->res != r->len)
+	if (r->res > 0 && (uint64_t)r->res != r->len) /* fio: one of 0 bytes is not short */
 		d->short_ios++;
 	uint64_t clat = t_done - r->t_sub;
 	unsigned idx = hist_idx(clat);
@@ -833,6 +833,54 @@ static int submit_range(struct worker *w, struct io_req **staged, unsigned from,
 	return w->job->ops->commit(w, last);
 }
 
+/* fio's io_completed: an asynchronous read or write that moved fewer bytes than asked, but some,
+ * is requeued for its rest at the offset reached (its bytes are not counted; it counts as an
+ * issue and in short_ios); a rest of 0 bytes completes with 0 bytes and no error (fio: the file's
+ * size as fio knows it is the region's end, which a rest always starts before). fio issues a
+ * requeued rest before any new I/O, but only while its loop goes on: its bytes were counted when
+ * the whole block was issued, so a rest at the end of the job's bytes is dropped (a create_on_open
+ * read short at the file's end: 4 I/Os, 8 KiB for 16 KiB of 4 KiB reads of a 10 KiB file, as fio).
+ * 0: the rest is in flight; 1: dropped; < 0: it could not be queued (r->res is the error) */
+static int async_rest(struct worker *w, struct io_req *r)
+{
+	const struct options *o = w->job->o;
+	uint32_t n = (uint32_t)r->res;
+	if (w->measuring) {
+		w->d[r->ddir].ios++;
+		w->d[r->ddir].short_ios++;
+	}
+	int room = !g_stop && !w->err && !worker_told_to_stop(w) &&
+		   ((w->vw && w->vw->mode != VM_WRITE) || o->time_based || !w->measuring || w->issued < w->budget);
+	if (!room)
+		return 1;
+	w->issued += r->len - n;
+	r->buf = (char *)r->buf + n;
+	r->off += n;
+	r->len -= n;
+	r->done_before += n;
+	int q = w->job->ops->queue(w, r);
+	if (q >= 0) {
+		struct io_req *one = r;
+		uint64_t t;
+		q = submit_range(w, &one, 0, 1, 0, &t);
+	}
+	if (q < 0)
+		r->res = q;
+	return q < 0 ? q : 0;
+}
+
+/* after async_rest's last issue was accounted: the whole block again (verify, the next I/O) */
+static void async_whole(struct io_req *r)
+{
+	uint32_t n = r->done_before;
+	if (r->res == r->len)
+		r->res = r->len + n;
+	r->buf = (char *)r->buf - n;
+	r->off -= n;
+	r->len += n;
+	r->done_before = 0;
+}
+
 static void run_async(struct worker *w)
 {
 	struct job *j = w->job;
@@ -986,7 +1034,22 @@ static void run_async(struct worker *w)
 			w->complete_hist[batch_bucket((unsigned)n)]++;
 		for (int i = 0; i < n; i++) {
 			struct io_req *r = w->done[i];
+			int rest = -1;
+			if (__builtin_expect(r->res > 0 && (uint64_t)r->res < r->len && r->ddir != DDIR_TRIM, 0))
+				rest = async_rest(w, r);
+			if (rest == 0)
+				continue; /* its rest is in flight */
+			if (rest == 1) { /* counted as a short issue; its rest is not issued */
+				r->res = 0; /* no bytes, as fio's io_bytes */
+				if (w->mfw)
+					mf_completed(w, r);
+				w->inflight--;
+				w->freelist[w->nfree++] = r;
+				continue;
+			}
 			account(w, r, tdone, 0);
+			if (__builtin_expect(r->done_before != 0, 0))
+				async_whole(r);
 			if (r->vcheck)
 				verify_done(w, r);
 			w->inflight--;
