@@ -115,7 +115,7 @@ class PtsRunner(Runner):
         """A PTS run is many engine runs, each judged against the host's max_runtime_s (libs/policy
         checks every engine job the run makes): the purge's own limit, then every engine run the
         run may take (the preconditioning where the test has one, every round up to the limit:
-        25, WSAT 360; Host Idle Recovery's bursts and returns to baseline), each at the host's
+        25, WSAT 1,440; Host Idle Recovery's bursts and returns to baseline), each at the host's
         limit of one engine run, and Host Idle Recovery's host idle, when no engine runs. A whole
         specification run (25 rounds of 56 one-minute elements: 23 h 20 min of rounds) is not cut
         at the limit of one engine run."""
