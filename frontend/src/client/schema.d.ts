@@ -2767,6 +2767,8 @@ export interface components {
         Bundle: {
             /** Arch */
             arch: string;
+            /** Glibc Floor */
+            glibc_floor: string | null;
             /**
              * Kind
              * @enum {string}
