@@ -11,6 +11,9 @@
 #            PDFs, backend/review/pdf.py; the browser tests' Chromium too, tests/browser/lib.mjs);
 #            fonts-wqy-microhei (CJK glyphs for the share preview PNG: backend/sharing/preview.py)
 #   engine:  liburing-dev, libaio-dev, pkg-config (io_uring and libaio ioengines)
+#   agent bundles: mmdebstrap (make up's background build of the bundle for other hosts freezes the
+#            agent in a Debian 11 root file system it makes with mmdebstrap: glibc 2.28;
+#            scripts/agent-dist-background.sh; tests/agent_dist's minimal root file systems too)
 # test:
 #   engine:  clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
 #            ccache (make test-builds: sources compiled before are not compiled again),
@@ -20,7 +23,6 @@
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
 #            (not Debian's docker-compose: that is Compose v1, which checks docker-compose.yml against an
 #            older schema; scripts/install-ops-test-tools.sh installs v2 for the tests: ADR 0049)
-#            mmdebstrap (tests/agent_dist: a minimal Debian root file system without a compiler or Python)
 #            btrfs-progs (mkfs.btrfs: tests/agent/test_topology.py builds btrfs RAID 1 / RAID 10 on loop devices),
 #            mariadb-server (TPC-H and heap/B-tree runs on MariaDB in the agent's tests),
 #            sshfs + openssh-server + iproute2 (tests/netns.py: the group-run tests' hosts, each in a
@@ -31,9 +33,10 @@
 #            run in the headless shell, so make test installs no full browser: with GTK 3, which
 #            only it needs, 88 MB to download and ~9 CPU-s to download and unpack on a fresh machine)
 set -euo pipefail
-RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium-headless-shell fonts-wqy-microhei liburing-dev libaio-dev pkg-config)
+RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium-headless-shell fonts-wqy-microhei liburing-dev libaio-dev pkg-config
+  mmdebstrap)
 TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
-  libfaketime mmdebstrap mariadb-server btrfs-progs sshfs openssh-server iproute2)
+  libfaketime mariadb-server btrfs-progs sshfs openssh-server iproute2)
 BENCH_PACKAGES=(chromium)
 case ${1:-all} in
   run) wanted=("${RUN_PACKAGES[@]}") ;;
