@@ -1081,13 +1081,15 @@ def check_database(conninfo: str, rounds: list[dict[str, Any]], *, settle_s: flo
 # --- power-sample ingest vs raw COPY --------------------------------------------------------------
 
 
-async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any]:
+async def ingest_bench(sim: Sim, *, samples: int, repeats: int, copy_format: str = "text") -> dict[str, Any]:
     """Per repeat, the same `samples` rows two ways, in alternating order: (a) raw COPY (text
     format, one prebuilt buffer, psycopg) into `power_samples` for the run, timed from the COPY to
     its COMMIT, the rows then deleted (untimed); (b) the agent's result upload with those samples
     in `power` (with the same realistic engine document), timed from send to answer. Rates are
     samples per second; the ratio is API rate / COPY rate per repeat. A dedicated agent (not one of
-    the simulated ones) takes the runs, so nothing else runs meanwhile but the idle long-polls."""
+    the simulated ones) takes the runs, so nothing else runs meanwhile but the idle long-polls.
+    `copy_format` "binary": the raw COPY in COPY's binary format, as the API's own since session 24
+    (backend/power/repository.py; PostgreSQL parses no text then), instead of the text rows."""
 
     assert sim.client is not None
     agent_id, token = sim.ingest_agent
@@ -1136,7 +1138,12 @@ async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any
         }
         engine = sim.template.replace(TEMPLATE_PATH, f"{TARGET}/iowatt-{run_id}.dat")
         payload = json.dumps(body).replace('"@ENGINE@"', engine).encode()
-        buf = "".join(f"{run_id}\t{t}\t{v!r}\n" for t, v in zip(t_ns, value, strict=True)).encode()
+        if copy_format == "binary":
+            from backend.power.repository import _copy_binary
+
+            buf = _copy_binary(uuid.UUID(run_id), t_ns, value)
+        else:
+            buf = "".join(f"{run_id}\t{t}\t{v!r}\n" for t, v in zip(t_ns, value, strict=True)).encode()
 
         async def api_once(rid: str = run_id, data: bytes = payload) -> float:
             async with httpx.AsyncClient(verify=_tls()) as fresh:  # a new connection: no keep-alive race
@@ -1152,11 +1159,11 @@ async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any
             return took
 
         if i % 2 == 0:
-            copy_s = await asyncio.to_thread(copy_once, sim.p.conninfo, run_id, buf, False)
+            copy_s = await asyncio.to_thread(copy_once, sim.p.conninfo, run_id, buf, False, copy_format)
             api_s = await api_once()
         else:  # the API first: order effects (a warm cache, autovacuum) fall on both sides alike
             api_s = await api_once()
-            copy_s = await asyncio.to_thread(copy_once, sim.p.conninfo, run_id, buf, True)
+            copy_s = await asyncio.to_thread(copy_once, sim.p.conninfo, run_id, buf, True, copy_format)
         out.append(
             {
                 "samples": samples,
@@ -1173,10 +1180,11 @@ async def ingest_bench(sim: Sim, *, samples: int, repeats: int) -> dict[str, Any
         "median_copy_rows_per_s": statistics.median(x["copy_rows_per_s"] for x in out),
         "median_api_rows_per_s": statistics.median(x["api_rows_per_s"] for x in out),
         "median_ratio": statistics.median(x["ratio"] for x in out),
+        "copy_format": copy_format,
     }
 
 
-def copy_once(conninfo: str, run_id: str, data: bytes, stored: bool) -> float:
+def copy_once(conninfo: str, run_id: str, data: bytes, stored: bool, copy_format: str = "text") -> float:
     """Raw COPY of the rows into power_samples, timed from COPY to COMMIT, then deleted. When the
     API already `stored` the same rows, they are moved aside first (untimed) and put back after,
     so the run keeps its uploaded samples."""
@@ -1188,7 +1196,8 @@ def copy_once(conninfo: str, run_id: str, data: bytes, stored: bool) -> float:
             c.execute("DELETE FROM power_samples WHERE run_id = %s", (run_id,))
             c.commit()
         t = time.perf_counter()
-        with c.cursor() as cur, cur.copy("COPY power_samples (run_id, t_ns, value) FROM STDIN") as cp:
+        sql = "COPY power_samples (run_id, t_ns, value) FROM STDIN"
+        with c.cursor() as cur, cur.copy(sql + (" (FORMAT BINARY)" if copy_format == "binary" else "")) as cp:
             cp.write(data)
         c.commit()
         took = time.perf_counter() - t

@@ -98,12 +98,13 @@ async def _main(p: loadsim.Platform, cfg: loadsim.Config, args: argparse.Namespa
         out["rounds_raw"] = rounds
         if args.ingest_repeats:
             out["ingest"] = await loadsim.ingest_bench(
-                sim, samples=args.ingest_samples, repeats=args.ingest_repeats
+                sim, samples=args.ingest_samples, repeats=args.ingest_repeats, copy_format=args.ingest_copy
             )
             ing = out["ingest"]
             print(
                 f"power-sample ingest ({args.ingest_samples:,} samples, {args.ingest_repeats} repeats): "
-                f"API {ing['median_api_rows_per_s']:,.0f}/s vs COPY {ing['median_copy_rows_per_s']:,.0f}/s, "
+                f"API {ing['median_api_rows_per_s']:,.0f}/s vs {args.ingest_copy} COPY "
+                f"{ing['median_copy_rows_per_s']:,.0f}/s, "
                 f"median ratio {ing['median_ratio']:.2f}",
                 flush=True,
             )
@@ -124,6 +125,12 @@ def main() -> int:
     ap.add_argument("--max-runs", type=int, help="queue at most this many runs per round")
     ap.add_argument("--ingest-samples", type=int, default=100_000)
     ap.add_argument("--ingest-repeats", type=int, default=3, help="0 skips the ingest comparison")
+    ap.add_argument(
+        "--ingest-copy",
+        choices=["text", "binary"],
+        default="text",
+        help="the raw COPY's format the upload is compared with (the API's own is binary)",
+    )
     ap.add_argument("--worker-concurrency", type=int, default=2, help="as make up")
     ap.add_argument(
         "--api-workers",
