@@ -46,6 +46,21 @@ def on_one_cpu(cmd: Sequence[str]) -> list[str]:
     return ["taskset", "-c", str(cpu), *cmd]
 
 
+@contextlib.contextmanager
+def children_on_one_cpu() -> Iterator[None]:
+    """`on_one_cpu` for what this test process starts inside the block, for a program it starts
+    through code under test (the agent's loop or CLI run in process start the engine): the calling
+    thread's CPU set is that one CPU meanwhile, which the threads and programs it starts inherit,
+    then it is put back."""
+    before = os.sched_getaffinity(0)
+    cpu = int(on_one_cpu([])[2])
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def in_the_background(cmd: Sequence[str]) -> list[str]:
     """`on_one_cpu(cmd)` at the lowest priority (`nice -n 19`) too: it then takes what the suite's
     processes leave of that CPU. Only for a run bound by the clock (every job time-based, vdbench's
