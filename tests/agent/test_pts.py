@@ -5,7 +5,8 @@ end to end on a loop device in /dev/shm with the real engine: purge by discard, 
 rounds until the rule holds or the round limit, every round kept, the verdict consistent with
 libs/workload's rule; and a Host Idle Recovery trial on a loop device behind a cgroup-v1 blkio
 throttle (the host idle is the behaviour under test; the throttle keeps the bursts' CPU small).
-The loop-device tests need root, losetup and blkdiscard (the HIR trial also the blkio controller)."""
+The loop-device tests need root, losetup and blkdiscard (the HIR trial also the blkio controller).
+tests/backend/test_pts.py runs a Write Saturation trial end to end with these fixtures."""
 
 from __future__ import annotations
 
@@ -290,8 +291,9 @@ def throttled_loop(loop_device):
         cg.rmdir()
 
 
-def _throttled_child(job: dict[str, object], link: Path, cg: Path, tmp_path: Path) -> dict[str, Any]:
-    """The agent's child as PtsRunner starts it, in the throttled cgroup: its `pts` section."""
+def throttled_child(job: dict[str, Any], link: Path, cg: Path, tmp_path: Path) -> dict[str, Any]:
+    """The agent's child as PtsRunner starts it, in the throttled cgroup: the document it prints
+    (tests/backend/test_pts.py's Write Saturation trial uploads it to the server)."""
     runner = PtsRunner()
     run = runner.prepare(
         REAL_ENGINE, job, text_file=tmp_path / "job.json", target=str(link), run_key=f"{job['test']}-trial"
@@ -307,55 +309,8 @@ def _throttled_child(job: dict[str, object], link: Path, cg: Path, tmp_path: Pat
     )
     run.discard()
     assert done.returncode == 0, done.stderr[-2000:]
-    out: dict[str, Any] = json.loads(done.stdout)["pts"]
+    out: dict[str, Any] = json.loads(done.stdout)
     return out
-
-
-WSAT_TRIAL = {
-    "mode": "pts",
-    "test": "wsat",
-    "purge": "blkdiscard",
-    "threads": 1,
-    "iodepth": 4,
-    "ioengine": "libaio",
-    "round_s": 1,
-    "capacity_fraction": 1 / 16,  # 1 MiB of the 16 MiB device: 4 x is 4 MiB, ~2 s at the throttle
-}
-
-
-@needs_loop
-@pytest.mark.early  # ~4 s: three or so throttled 1-second rounds
-def test_a_write_saturation_trial_stops_at_4x_the_region_on_a_throttled_loop_device(
-    throttled_loop, tmp_path: Path
-) -> None:
-    """Write Saturation from the purged state, one-second rounds of RND 4 KiB writes until 4 x the
-    tested region is written (its other limit, 24 hours, is 1,440 rounds: libs/workload's unit
-    tests judge it); the report says which rule stopped it, and its figures are its last rounds',
-    never a steady-state window."""
-    link, _dev, cg = throttled_loop
-    p = _throttled_child(WSAT_TRIAL, link, cg, tmp_path)
-    region = 1 << 20
-    assert p["test"] == "wsat" and p["region_bytes"] == region and p["purge"]["method"] == "blkdiscard"
-    assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
-    rounds = p["rounds"]
-    assert p["stop"] == {
-        "rule": "capacity",
-        "round": len(rounds),
-        "round_limit": 1440,
-        "round_s": 1,
-        "bytes_written": rounds[-1]["bytes_written"],
-        "bytes_limit": 4 * region,
-    }
-    # it stopped in the first round that reached 4 x the region, not before and not later
-    assert rounds[-1]["bytes_written"] >= 4 * region > (rounds[-2]["bytes_written"] if len(rounds) > 1 else 0)
-    assert 2 <= len(rounds) <= 6, [r["bytes_written"] for r in rounds]  # ~2 MB/s at the throttle
-    ss = p["steady_state"]
-    assert ss["applies"] is False and ss["reached"] is False and ss["round"] is None
-    assert (ss["window"]["first_round"], ss["window"]["last_round"]) == (max(1, len(rounds) - 4), len(rounds))
-    [avg] = p["window_averages"]
-    assert avg["rounds"] == ss["window"]["last_round"] - ss["window"]["first_round"] + 1
-    assert p["compliant"] is False and "rounds of 1 s per element, not 60 s" in p["deviations"]
-    assert not any("steady state" in d for d in p["deviations"])
 
 
 @needs_loop
@@ -366,7 +321,7 @@ def test_a_host_idle_recovery_trial_on_a_throttled_loop_device(throttled_loop, t
     then wait state 1's bursts each followed by its host idle, and its return to baseline; every
     burst's IOPS kept with when it started and the idle measured before it."""
     link, dev, cg = throttled_loop
-    p = _throttled_child(HIR_TRIAL, link, cg, tmp_path)
+    p = throttled_child(HIR_TRIAL, link, cg, tmp_path)["pts"]
     assert p["test"] == "hir" and p["purge"]["method"] == "blkdiscard"
     assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
     assert len(p["rounds"]) == 5 and p["steady_state"]["applies"] is True

@@ -4,7 +4,9 @@ host's two keys and every engine job the run makes; a stored PTS result gives th
 review's steady-state figure. The result is a document the agent's child printed on a loop device
 (tests/data/pts/iops-trial.json, recorded from tests/agent/test_pts.py's trial), with a copy
 edited not to reach steady state; Host Idle Recovery's, tests/data/pts/hir-trial.json (a trial of
-every wait state on a throttled loop device, recorded the same way)."""
+every wait state on a throttled loop device, recorded the same way); Write Saturation's,
+tests/data/pts/wsat-trial.json, and one Write Saturation trial end to end: queued on a loop device
+behind a blkio throttle, leased, run by the agent's child with the real engine, uploaded, reported."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from backend.run import service as run_service
 from backend.workload.schemas import WorkloadSpec, stored_spec
+from tests.agent.test_pts import loop_device, throttled_loop  # noqa: F401 (fixtures of the trial below)
 from tests.backend.test_energy import upload
 from tests.factories import INVENTORY, create_agent, create_run, create_user
 
@@ -279,6 +282,97 @@ def _report(doc: dict[str, Any], **changes: Any) -> Any:
     parsed = service.read_doc(d)
     assert parsed is not None
     return service.report(uuid.uuid4(), parsed)
+
+
+@pytest.fixture
+def throttled_device(request: pytest.FixtureRequest) -> Any:
+    """tests/agent/test_pts.py's loop device (16 MiB in /dev/shm, a /dev/disk/by-id link) behind a
+    cgroup-v1 blkio write throttle of 500 IOPS: (link, device, cgroup)."""
+    import tests.agent.test_pts as agent_pts
+
+    if agent_pts.needs_loop.args[0]:  # the skipif's condition: root, losetup, blkdiscard, engine
+        pytest.skip("needs root, losetup, blkdiscard and the real engine")
+    return request.getfixturevalue("throttled_loop")
+
+
+@pytest.mark.early  # ~4 s: three or so throttled 1-second rounds
+def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
+    client: TestClient, session: Session, tmp_path: Path, throttled_device: Any
+) -> None:
+    """Queued on a loop device the host marked destructive (both keys), leased, run by the agent's
+    child as PtsRunner starts it with the real engine (purge by discard, no preconditioning,
+    one-second rounds of RND 4 KiB writes until 4 x the tested region is written: its other limit,
+    24 hours, is 1,440 rounds, which libs/workload's unit tests judge), uploaded, and reported:
+    the rule that stopped it, its figures from its last rounds, no steady-state window."""
+    from iowatt_agent.policy import load_report, save_policy
+    from iowatt_policy import Policy, Target
+
+    from tests.agent.test_pts import throttled_child
+
+    link, _dev, cg = throttled_device
+    state = tmp_path / "state"
+    save_policy(state, Policy(targets=(Target.device(str(link), destructive=True),)))
+    u = create_user(session)
+    inventory = {
+        **{k: v for k, v in INVENTORY_PTS.items() if k != "policy"},
+        "policy": load_report(state).to_dict(),
+    }
+    a = create_agent(session, team=u.team, inventory=inventory)
+    pts = {"test": "wsat", "purge": "blkdiscard", "threads": 1, "iodepth": 4, "ioengine": "libaio"}
+    # 1-second rounds over 1 MiB of the 16 MiB device: 4 x is 4 MiB, ~2 s at the throttle
+    pts |= {"round_s": 1, "capacity_fraction": 1 / 16}
+    body = {"agent_id": str(a.agent.id), "target_path": str(link), "workload": {"kind": "pts", "pts": pts}}
+    r = client.post("/api/v1/runs", json={**body, "destructive": True}, headers=u.headers)
+    assert r.status_code == 201, r.text
+    run_id = uuid.UUID(r.json()["id"])
+    run_service.dispatch(session, run_id=run_id)
+    lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
+    assert lease["engine_job"]["mode"] == "pts" and lease["engine_job"]["test"] == "wsat"
+    lid = lease["lease_id"]
+    assert (
+        client.post(f"/api/v1/runs/{run_id}/start", json={"lease_id": lid}, headers=a.headers).status_code
+        == 200
+    )
+    doc = throttled_child(lease["engine_job"], link, cg, tmp_path)
+    up = {
+        "lease_id": lid,
+        "upload_id": str(uuid.uuid4()),
+        "engine_result": doc,
+        "engine_exit_code": 0,
+        "started_at": "2026-12-07T06:00:00Z",
+        "finished_at": "2026-12-07T06:01:00Z",
+    }
+    assert client.put(f"/api/v1/runs/{run_id}/result", json=up, headers=a.headers).status_code == 201
+    p = doc["pts"]
+    assert p["purge"]["method"] == "blkdiscard" and p["preconditioning"]["applies"] is False
+    body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
+    region = 1 << 20
+    assert body["region_bytes"] == region and body["preconditioning_bytes"] == 0
+    rounds = body["rounds"]
+    assert body["stop"] == {
+        "rule": "capacity",
+        "round": len(rounds),
+        "round_limit": 1440,
+        "round_s": 1,
+        "bytes_written": rounds[-1]["bytes_written"],
+        "bytes_limit": 4 * region,
+    }
+    # it stopped in the first round that reached 4 x the region, not before and not later
+    assert rounds[-1]["bytes_written"] >= 4 * region > (rounds[-2]["bytes_written"] if len(rounds) > 1 else 0)
+    assert 2 <= len(rounds) <= 6, [x["bytes_written"] for x in rounds]  # ~2 MB/s at the throttle
+    assert body["window"] is None
+    assert (body["averaged_first_round"], body["averaged_last_round"]) == (
+        max(1, len(rounds) - 4),
+        len(rounds),
+    )
+    v = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["pts"]
+    assert not v["steady_state_applies"] and not v["steady_state_reached"] and not v["compliant"]
+    assert v["deviations"] == [
+        "rounds of 1 s per element, not 60 s",
+        "0.0625 of the capacity tested, not all of it",
+    ]
+    csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
+    assert f"stopped_by,capacity,round,{len(rounds)},round_limit,1440" in csv and "window averages" not in csv
 
 
 def test_write_saturation_reports_its_stop_rule_and_no_measurement_window() -> None:
