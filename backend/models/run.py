@@ -42,8 +42,9 @@ class Run(Base):
         Index("ix_runs_device_created", "device_id", "created_at"),
         Index("ix_runs_workload_created", "workload_id", "created_at"),
         Index("ix_runs_name", "name"),
-        # one agent's runs, newest first (migration 0025); also every lookup by agent
-        Index("ix_runs_agent_created", "agent_id", "created_at"),
+        # one agent's runs, newest first, and their bounded count from the index alone (migration
+        # 0025); also every lookup by agent
+        Index("ix_runs_agent_created", "agent_id", "created_at", postgresql_include=["team_id"]),
         # the runs list's text search (ILIKE '%word%' on the name; migration 0024, pg_trgm)
         Index("ix_runs_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
     )

@@ -366,10 +366,11 @@ def test_the_total_is_counted_up_to_a_bound_past_the_page(
     assert page(limit=1, status="failed") == (1, True, 1)
 
 
-def _plan_of_page(connection: Connection, session: Session, world: World, **filters: Any) -> str:
-    """The runs list's page statement for `filters`, as repository.page issues it, and PostgreSQL's
-    plan of it with sequential scans and sorts priced out (a handful of rows would otherwise make any
-    plan as cheap as another): which index serves the page's order at a million runs."""
+def _plans_of_page(connection: Connection, session: Session, world: World, **filters: Any) -> tuple[str, str]:
+    """The runs list's page and bounded count statements for `filters`, as repository.page issues
+    them, and PostgreSQL's plans of them with sequential scans and sorts priced out (a handful of rows
+    would otherwise make any plan as cheap as another), and for the count every read of the table's
+    rows too: which index serves the page's order, and whether the count needs the rows at all."""
     from sqlalchemy import event
 
     from backend.run import repository
@@ -377,24 +378,32 @@ def _plan_of_page(connection: Connection, session: Session, world: World, **filt
     issued: list[tuple[str, Any]] = []
 
     def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
-        if statement.lstrip().startswith("SELECT runs.id,"):
+        if statement.lstrip().startswith(("SELECT runs.id,", "SELECT count(*)")):
             issued.append((statement, parameters))
 
     event.listen(connection, "before_cursor_execute", keep)
-    try:
+    try:  # limit 1: a full page, so the count is asked for
         repository.page(
             session, [world.u.team.id], filters=repository.RunFilter(**filters), limit=1, offset=0
         )
     finally:
         event.remove(connection, "before_cursor_execute", keep)
-    assert len(issued) == 1, issued
-    connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
-    connection.exec_driver_sql("SET LOCAL enable_sort = off")
-    try:
-        return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN " + issued[0][0], issued[0][1]))
-    finally:
-        connection.exec_driver_sql("RESET enable_seqscan")
-        connection.exec_driver_sql("RESET enable_sort")
+    assert len(issued) == 2, issued
+
+    def plan(statement: str, parameters: Any, *off: str) -> str:
+        for setting in off:
+            connection.exec_driver_sql(f"SET LOCAL {setting} = off")
+        try:
+            return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN " + statement, parameters))
+        finally:
+            for setting in off:
+                connection.exec_driver_sql(f"RESET {setting}")
+
+    (page_sql, page_params), (count_sql, count_params) = issued
+    return (
+        plan(page_sql, page_params, "enable_seqscan", "enable_sort"),
+        plan(count_sql, count_params, "enable_seqscan", "enable_indexscan", "enable_bitmapscan"),
+    )
 
 
 def test_one_agents_page_is_read_from_its_own_index(
@@ -404,5 +413,7 @@ def test_one_agents_page_is_read_from_its_own_index(
     0025): with the agent's id alone PostgreSQL read every agent's runs newest first and kept this
     one's, 17,865 rows for a page of 50 at a million runs (docs/benchmarks.md § A million runs,
     session 24)."""
-    plan = _plan_of_page(connection, session, world, agent_id=uuid.UUID(world.ids["a1"]))
-    assert "Index Scan Backward using ix_runs_agent_created on runs" in plan, plan
+    page, count = _plans_of_page(connection, session, world, agent_id=uuid.UUID(world.ids["a1"]))
+    assert "Index Scan Backward using ix_runs_agent_created on runs" in page, page
+    # the bounded count from the index alone (the team is included): 12 pages instead of 1,007
+    assert "Index Only Scan using ix_runs_agent_created on runs" in count, count
