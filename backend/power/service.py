@@ -145,6 +145,11 @@ def energy_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, Ene
 _EMPTY: dict[str, Any] = {k: None for k in EnergyRead.model_fields}
 
 
+def no_energy() -> EnergyRead:
+    """The energy of a run with no power record (yet: a run just queued)."""
+    return _energy_read(None, None)
+
+
 def _energy_read(rp: RunPower | None, e: RunEnergy | None, *, late: bool = False) -> EnergyRead:
     base = {**_EMPTY, "estimated": False, "flags": [], "phases": [], "dropped": {}}
     if rp is None:

@@ -248,6 +248,8 @@ def by_ids(session: Session, run_ids: list[uuid.UUID], team_ids: list[uuid.UUID]
 
 def jobs_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ResultJob]]:
     out: dict[uuid.UUID, list[ResultJob]] = {rid: [] for rid in run_ids}
+    if not run_ids:
+        return out
     for job in session.scalars(
         select(ResultJob).where(ResultJob.run_id.in_(run_ids)).order_by(ResultJob.job_index)
     ):
@@ -351,6 +353,14 @@ def assigned_to(session: Session, agent_id: uuid.UUID) -> Run | None:
         .limit(1)
         .with_for_update(skip_locked=True)
     )
+
+
+def agent_names(session: Session, agent_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The agents' names, not their rows: a row carries the host's inventory (a real host's is ~9 KB
+    of JSON, parsed for each agent of a runs page that only names it)."""
+    if not agent_ids:
+        return {}
+    return dict(session.execute(select(Agent.id, Agent.name).where(Agent.id.in_(agent_ids))).tuples().all())
 
 
 def agents_by_id(session: Session, agent_ids: set[uuid.UUID]) -> dict[uuid.UUID, Agent]:

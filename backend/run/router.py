@@ -57,7 +57,7 @@ def list_tags(
 @router.post("", response_model=RunRead, status_code=status.HTTP_201_CREATED, responses=ENGINE_UNAVAILABLE)
 def create_run(body: RunCreate, principal: UserDep, session: SessionDep) -> RunRead:
     run = service.create(session, principal=principal, body=body)
-    return service.to_read(session, [run])[0]
+    return service.to_read(session, [run], created=True)[0]
 
 
 @router.get("", response_model=RunPage)

@@ -407,22 +407,29 @@ def to_read(
     jobs: dict[uuid.UUID, list[ResultJob]] | None = None,
     agents: dict[uuid.UUID, Agent] | None = None,
     device_names: dict[uuid.UUID, str] | None = None,
+    created: bool = False,
 ) -> list[RunRead]:
     """RunRead for many runs with a fixed number of queries (no N+1). A caller that has already
-    loaded the runs' result jobs, agents or device names (compare) passes them instead of a query."""
+    loaded the runs' result jobs, agents or device names (compare) passes them instead of a query.
+    `created`: runs this transaction created (POST /runs answers with its run): nothing is stored
+    for them yet (result jobs, energy, tags, result documents), so those four reads are skipped
+    (docs/benchmarks.md § A thousand agents on two cores)."""
     ids = [r.id for r in runs]
+    stored = [] if created else ids  # the runs whose results, energy and tags are read
     if jobs is None:
-        jobs = repository.jobs_of(session, ids)
+        jobs = repository.jobs_of(session, stored)
     if agents is None:
-        agents = repository.agents_by_id(session, {r.agent_id for r in runs})
+        agent_names = repository.agent_names(session, {r.agent_id for r in runs})
+    else:
+        agent_names = {agent_id: a.name for agent_id, a in agents.items()}
     devices = (
         device_names
         if device_names is not None
         else repository.device_names(session, [r.device_id for r in runs if r.device_id])
     )
-    energy = power_service.energy_of(session, ids)
-    tags = repository.tags_of(session, ids)
-    file_parts, db_parts, pts_parts = result_repo.document_parts(session, ids)  # one query
+    energy = power_service.energy_of(session, stored)
+    tags = repository.tags_of(session, stored)
+    file_parts, db_parts, pts_parts = result_repo.document_parts(session, stored)  # one query
     file_workloads = file_summaries(session, runs, file_parts)
     databases = db_summaries(session, runs, db_parts)
     pts = pts_verdicts(session, runs, pts_parts)
@@ -448,7 +455,7 @@ def to_read(
             name=r.name,
             status=r.status,
             agent_id=r.agent_id,
-            agent_name=agents[r.agent_id].name,
+            agent_name=agent_names[r.agent_id],
             target_path=r.target_path,
             device_id=r.device_id,
             device_name=devices.get(r.device_id) if r.device_id else None,
@@ -465,21 +472,21 @@ def to_read(
             cancel_requested=r.cancel_requested,
             error=r.error,
             progress=progress_read(r.progress) if r.progress else None,
-            jobs=[job_summary(j) for j in jobs[r.id]],
-            passes=pass_summaries(r.workload_spec, jobs[r.id]),
+            jobs=[job_summary(j) for j in jobs.get(r.id, [])],
+            passes=pass_summaries(r.workload_spec, jobs.get(r.id, [])),
             meter=r.meter,
             destructive=r.destructive,
             idle_s=r.idle_s,
-            energy=energy[r.id],
+            energy=energy.get(r.id) or power_service.no_energy(),
             source="import" if r.source == "import" else "agent",
-            tags=tags[r.id],
+            tags=tags.get(r.id, []),
             origin=origin_of(r),
             file_workload=file_workloads[r.id],
             tpch=databases[r.id][0],
             heap_btree=databases[r.id][1],
             pts=pts[r.id],
             targets=[_target_read(t, target_devices) for t in targets[r.id]],
-            combined=_combined_read(targets[r.id], jobs[r.id]),
+            combined=_combined_read(targets[r.id], jobs.get(r.id, [])),
             group=_group_ref(r, groups, group_sizes),
         )
         for r in runs

@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from backend.models import ResultJob, Role, Run
@@ -39,8 +39,35 @@ def test_create_run_queues_it_on_the_device_of_its_path(client: TestClient, sess
     body = r.json()
     assert body["status"] == "queued" and body["agent_name"] == a.agent.name
     assert body["device_name"] == "vda"  # /srv/bench lives on / which is /dev/vda in the inventory
-    shm = client.post("/api/v1/runs", json=run_body(a.agent.id, target_path="/dev/shm/x"), headers=u.headers)
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()).upper())
+
+    event.listen(session.connection(), "before_cursor_execute", seen)
+    try:
+        to_shm = run_body(a.agent.id, target_path="/dev/shm/x")
+        shm = client.post("/api/v1/runs", json=to_shm, headers=u.headers)
+    finally:
+        event.remove(session.connection(), "before_cursor_execute", seen)
     assert shm.json()["device_name"] == "tmpfs /dev/shm"
+    # what a new run cannot have yet is not read for the answer (docs/benchmarks.md § A thousand
+    # agents on two cores): it has no result jobs, energy, tags or result documents, and says so
+    new = shm.json()
+    assert new["jobs"] == [] and new["tags"] == [] and new["energy"]["status"] == "none"
+    assert new["file_workload"] is None and new["tpch"] is None and new["pts"] is None
+    read = [s for s in statements if s.startswith("SELECT")]
+    for table in ("RESULT_JOBS", "RUN_POWER", "RUN_TAGS", "RUN_RESULTS"):
+        assert not any(f"FROM {table}" in s for s in read), [s[:120] for s in read]
+    # the runs list names each run's agent without reading its inventory (~9 KB of JSON a host)
+    statements.clear()
+    event.listen(session.connection(), "before_cursor_execute", seen)
+    try:
+        listed = client.get("/api/v1/runs", headers=u.headers).json()["items"]
+    finally:
+        event.remove(session.connection(), "before_cursor_execute", seen)
+    assert {x["agent_name"] for x in listed} == {a.agent.name} and len(listed) == 2
+    assert statements and not any("AGENTS.INVENTORY" in s for s in statements), statements
 
 
 @pytest.mark.parametrize(
