@@ -1,0 +1,107 @@
+"""Where a load run's CPU goes, by kind of process (issue 30).
+
+Samples every 2 s the CPU (utime + stime, /proc) of each process of a `bench/load/run.py` run: its
+own process tree (the simulator, the API processes, Celery workers and beat, Caddy, Redis) and its
+PostgreSQL (the postmaster whose data directory is the run's `iowatt-load-pg-*`, daemonized out of
+the tree, and its backends), summed by kind. Prints each window's CPU seconds per second by kind,
+and the whole span's; `--out FILE` keeps the samples (JSON lines). Start it once the run's PID is
+known; it ends with the run. Each process counts what it used between two samples, so a process
+that ended meanwhile loses its last two seconds (Celery's pool keeps its children, PostgreSQL's
+pooled backends stay: the figures are a close lower bound).
+
+    .venv/bin/python bench/load/run.py --agents 1000 ... & .venv/bin/python bench/load/cpu_split.py $!
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+KINDS = (
+    ("api", "backend.serve"),
+    ("worker", " worker "),
+    ("beat", " beat "),
+    ("caddy", "caddy"),
+    ("postgres", "postgres"),
+    ("redis", "redis"),
+    ("simulator", "bench/load/run.py"),
+)
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _procs() -> dict[int, tuple[int, str, float]]:
+    """pid -> (parent pid, command line, CPU seconds) of every process."""
+    out = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        out[int(p)] = (int(stat[1]), cmd, (int(stat[11]) + int(stat[12])) / TICK)
+    return out
+
+
+def sample(root: int) -> dict[int, tuple[str, float]] | None:
+    """pid -> (kind, CPU seconds) of the run's processes now; None once the run has ended."""
+    procs = _procs()
+    if root not in procs:
+        return None
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    todo = [root] + [pid for pid, (_, cmd, _) in procs.items() if "iowatt-load-pg-" in cmd and " -D " in cmd]
+    found: dict[int, tuple[str, float]] = {}
+    while todo:
+        pid = todo.pop()
+        if pid in found or pid not in procs:
+            continue
+        todo.extend(children.get(pid, []))
+        cmd, cpu = procs[pid][1], procs[pid][2]
+        found[pid] = (next((k for k, pattern in KINDS if pattern in cmd), "other"), cpu)
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("pid", type=int, help="bench/load/run.py's process")
+    ap.add_argument("--every", type=float, default=10.0, help="print a window every this many seconds")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    out = args.out.open("w") if args.out else None
+    last = sample(args.pid)
+    if last is None:
+        print(f"no process {args.pid}", file=sys.stderr)
+        return 2
+    t_first = t_window = t_last = time.monotonic()
+    window: dict[str, float] = {}
+    span: dict[str, float] = {}
+    while True:
+        time.sleep(2)
+        now = sample(args.pid)
+        if now is None:
+            break
+        t_last = time.monotonic()
+        for pid, (kind, cpu) in now.items():  # what each process used since the last sample
+            used = cpu - last[pid][1] if pid in last else 0.0
+            window[kind] = window.get(kind, 0.0) + used
+            span[kind] = span.get(kind, 0.0) + used
+        last = now
+        if out:
+            out.write(json.dumps({"t": time.time(), "cpu_s_by_kind": span}) + "\n")
+            out.flush()
+        if t_last - t_window >= args.every:
+            shown = "  ".join(f"{k} {v / (t_last - t_window):.2f}" for k, v in sorted(window.items()))
+            print(f"{t_last - t_first:5.0f} s  {shown}", flush=True)
+            window, t_window = {}, t_last
+    whole = "  ".join(f"{k} {v / max(t_last - t_first, 1e-9):.2f}" for k, v in sorted(span.items()))
+    print(f"whole span, {t_last - t_first:.0f} s (CPU s/s): {whole}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
