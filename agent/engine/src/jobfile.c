@@ -824,8 +824,8 @@ static const struct refused_value {
 	  "--rw=write --verify=crc32c --filename=F:G" },
 	{ "verify", "with trim, randtrim", "nothing is written to read back", "--rw=trim --verify=crc32c" },
 	{ "io_size", "larger than size, with verify, but for rw=write, randwrite (one block size) and write:N",
-	  "randwrite with norandommap writes io_size in one pass and reads back the latest write of each block; "
-	  "mixed jobs, trims and the other patterns: not implemented", "--rw=randwrite --norandommap --verify=crc32c --io_size=2m" },
+	  "fio's job loop for mixed jobs, trims and the other patterns: not implemented",
+	  "--rw=randrw --verify=crc32c --io_size=2m" },
 	{ "verify_only", "with time_based", "a time-based workload cannot be replayed (fio refuses it too)",
 	  "--rw=write --verify=crc32c --verify_only=1 --time_based --runtime=1" },
 	{ "cmdprio_percentage", "with an ioengine other than io_uring, libaio (also cmdprio_bssplit, cmdprio_class, cmdprio)",

@@ -313,7 +313,8 @@ void pat_finalize(struct options *o)
 			why = "a trim job writes nothing to read back";
 		else if (rw_is_random(o->rw) && (o->blockalign[1] % bs || (o->blockalign[1] && is_mixed(o))))
 			why = "blockalign lets random writes overlap";
-		else if (o->rw_seq_add % (int64_t)bs || (o->rw_seq_add < 0 && o->rw_seq_add > -2 * (int64_t)bs) ||
+		else if (o->rw_seq_add % (int64_t)bs ||
+			 (o->rw_seq_add < 0 && o->rw_seq_add > -2 * (int64_t)bs && !verify_latest_only(o)) ||
 			 (o->rw_seq_add && is_mixed(o)))
 			why = "this rw skip lets sequential writes overlap";
 		else if (o->random_generator == RG_LFSR && is_mixed(o) && rw_is_random(o->rw))

@@ -82,6 +82,8 @@ struct vworker {
 	uint64_t pass_bytes;    /* a pass's writes (0: one write phase) */
 	uint64_t pass_until;    /* the writer's issued bytes at which this pass's writes end */
 	unsigned passes;        /* passes started */
+	/* verify_latest_only: the blocks written in this phase, read back once each (fio's rbtree) */
+	uint64_t *wmap, wmap_i;
 	int pace_on;            /* the job's pacing, off in read-backs */
 };
 
@@ -95,6 +97,10 @@ void verify_validate(const struct options *o, const struct target *t);
 /* io_size larger than size on a plain write or randwrite job: fio's job loop of passes (each read
  * back before the next, the read-backs counted in io_size) */
 int verify_io_passes(const struct options *o);
+/* writes that may land on a block written before in the same phase, without a random map
+ * (rw=randwrite with norandommap, backwards holes): fio reads back each block once, its latest
+ * write (verify_latest_only) */
+int verify_latest_only(const struct options *o);
 /* job.c, at job start / job_free */
 int verify_job_init(struct job *j);
 void verify_job_free(struct job *j);
