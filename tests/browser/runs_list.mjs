@@ -82,7 +82,9 @@ if (PHASES.includes("two")) {
     await showing(first(TWO), `of ${TWO}`);
     // Playwright learns of a same-document navigation from a DevTools event that can trail the
     // page's render under load: wait for it (bounded), then check
-    await page.waitForURL((u) => !u.search.includes("status="), { timeout: 10_000 }).catch(() => {});
+    await page
+      .waitForURL((u) => !u.search.includes("status="), { timeout: 10_000 })
+      .catch(() => {});
     check(!page.url().includes("status="), `cleared from the URL: ${page.url()}`);
   });
 }
