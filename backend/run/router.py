@@ -105,6 +105,14 @@ def list_runs(
             "values of one field any of them",
         ),
     ] = None,
+    jobs: Annotated[
+        bool,
+        Query(
+            description="false: each item's `jobs` and `passes` are left empty (not read), for a list "
+            "that shows no job's figures (the runs page): a page of 50 CrystalDiskMark runs is 1.8 MB "
+            "with them, 0.9 MB without, and a quarter of the server's work"
+        ),
+    ] = True,
 ) -> RunPage:
     filters = repository.RunFilter(
         statuses=tuple(status_ or ()),
@@ -121,7 +129,14 @@ def list_runs(
         env=tuple(parse_filters(env or [])),
     )
     return service.page(
-        session, principal=principal, team_id=team_id, filters=filters, sort=sort, limit=limit, offset=offset
+        session,
+        principal=principal,
+        team_id=team_id,
+        filters=filters,
+        sort=sort,
+        limit=limit,
+        offset=offset,
+        with_jobs=jobs,
     )
 
 

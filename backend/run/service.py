@@ -408,16 +408,20 @@ def to_read(
     agents: dict[uuid.UUID, Agent] | None = None,
     device_names: dict[uuid.UUID, str] | None = None,
     created: bool = False,
+    with_jobs: bool = True,
 ) -> list[RunRead]:
     """RunRead for many runs with a fixed number of queries (no N+1). A caller that has already
     loaded the runs' result jobs, agents or device names (compare) passes them instead of a query.
     `created`: runs this transaction created (POST /runs answers with its run): nothing is stored
     for them yet (result jobs, energy, tags, result documents), so those four reads are skipped
-    (docs/benchmarks.md § A thousand agents on two cores)."""
+    (docs/benchmarks.md § A thousand agents on two cores). `with_jobs` false (GET /runs?jobs=false):
+    `jobs` and `passes` are left empty and the result jobs are read only for multi-target runs,
+    whose `combined` needs them (docs/benchmarks.md § A million runs, session 24)."""
     ids = [r.id for r in runs]
     stored = [] if created else ids  # the runs whose results, energy and tags are read
+    targets = repository.targets_of(session, ids)
     if jobs is None:
-        jobs = repository.jobs_of(session, stored)
+        jobs = repository.jobs_of(session, stored if with_jobs else [i for i in stored if targets[i]])
     if agents is None:
         agent_names = repository.agent_names(session, {r.agent_id for r in runs})
     else:
@@ -433,7 +437,6 @@ def to_read(
     file_workloads = file_summaries(session, runs, file_parts)
     databases = db_summaries(session, runs, db_parts)
     pts = pts_verdicts(session, runs, pts_parts)
-    targets = repository.targets_of(session, ids)
     group_ids = {r.group_id for r in runs if r.group_id is not None}
     groups = repository.groups_by_id(session, group_ids)
     group_sizes = repository.group_sizes(session, group_ids)
@@ -472,8 +475,8 @@ def to_read(
             cancel_requested=r.cancel_requested,
             error=r.error,
             progress=progress_read(r.progress) if r.progress else None,
-            jobs=[job_summary(j) for j in jobs.get(r.id, [])],
-            passes=pass_summaries(r.workload_spec, jobs.get(r.id, [])),
+            jobs=[job_summary(j) for j in jobs.get(r.id, [])] if with_jobs else [],
+            passes=pass_summaries(r.workload_spec, jobs.get(r.id, [])) if with_jobs else [],
             meter=r.meter,
             destructive=r.destructive,
             idle_s=r.idle_s,
@@ -557,9 +560,10 @@ def page(
     sort: RunSort,
     limit: int,
     offset: int,
+    with_jobs: bool = True,
 ) -> RunPage:
     """GET /runs: the runs of one of the caller's teams (`team_id`) or of all of them matching
-    `filters`, one page in `sort` order."""
+    `filters`, one page in `sort` order (`with_jobs` false: without the items' jobs and passes)."""
     teams = principal.teams_for(team_id)
     if (
         filters.created_from is not None
@@ -579,7 +583,7 @@ def page(
     runs, total, exact = repository.page(
         session, teams, filters=filters, sort=sort, limit=limit, offset=offset
     )
-    return RunPage(items=to_read(session, runs), total=total, total_exact=exact)
+    return RunPage(items=to_read(session, runs, with_jobs=with_jobs), total=total, total_exact=exact)
 
 
 def set_tags(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID, body: RunTagsUpdate) -> Run:

@@ -204,6 +204,11 @@ def test_each_targets_result_is_kept_beside_the_combined_figure(
     assert read["clat_p99_ns"] is None  # the documents carry no bins: percentiles not combined
     assert run["combined"]["targets"] == 2 and run["combined"]["latency"] == "not_combined"
     assert "host" in run["combined"]["energy"]
+    # the runs page's list (jobs=false): no jobs, the same targets and combined
+    (light,) = client.get(
+        "/api/v1/runs", params={"jobs": "false", "q": run["name"]}, headers=user.headers
+    ).json()["items"]
+    assert light["jobs"] == [] and light["combined"] == run["combined"] and light["targets"] == run["targets"]
     doc = client.get(f"/api/v1/runs/{run_id}/result", headers=user.headers).json()["engine_result"]
     assert doc["iowatt"]["combined"]["targets"] == 2
     assert (

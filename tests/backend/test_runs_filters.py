@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from backend.models import Campaign, Device, Environment, Role, Run, RunStatus, RunTag, Workload
-from tests.factories import UserCtx, create_agent, create_run, create_user
+from tests.factories import UserCtx, create_agent, create_result, create_run, create_user
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -417,3 +417,41 @@ def test_one_agents_page_is_read_from_its_own_index(
     assert "Index Scan Backward using ix_runs_agent_created on runs" in page, page
     # the bounded count from the index alone (the team is included): 12 pages instead of 1,007
     assert "Index Only Scan using ix_runs_agent_created on runs" in count, count
+
+
+def test_jobs_false_leaves_the_items_jobs_out_and_does_not_read_them(
+    client: TestClient, connection: Connection, session: Session, world: World
+) -> None:
+    """`GET /runs?jobs=false` (the runs page, which shows no job figure): the items' `jobs` and
+    `passes` are empty and the result jobs are not read; at a million runs the name sort's page of 50
+    CrystalDiskMark runs (1,720 job summaries) was ~130 ms of the server's CPU with them and ~35
+    without (docs/benchmarks.md § A million runs, session 24). Everything else is the same."""
+    from sqlalchemy import event
+
+    run = world.runs["old"]
+    create_result(
+        session, run=run, jobs=[{"name": "r", "rw": "randread", "bs_bytes": 4096, "read_iops": 100.0}]
+    )
+    statements: list[str] = []
+
+    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        statements.append(statement)
+
+    def listed(**query: Any) -> tuple[dict[str, Any], bool]:
+        statements.clear()
+        event.listen(connection, "before_cursor_execute", keep)
+        try:
+            r = client.get("/api/v1/runs", params={"q": "old baseline", **query}, headers=world.u.headers)
+        finally:
+            event.remove(connection, "before_cursor_execute", keep)
+        assert r.status_code == 200, r.text
+        (item,) = r.json()["items"]
+        return item, any("FROM result_jobs" in st for st in statements)
+
+    full, read_jobs = listed()
+    assert [j["name"] for j in full["jobs"]] == ["r"] and read_jobs
+    light, read_jobs = listed(jobs="false")
+    assert light["jobs"] == [] and light["passes"] == [] and not read_jobs
+    assert {k: v for k, v in light.items() if k not in ("jobs", "passes")} == {
+        k: v for k, v in full.items() if k not in ("jobs", "passes")
+    }

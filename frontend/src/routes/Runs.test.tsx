@@ -85,6 +85,7 @@ describe("runs page filters", () => {
     expect(last(asked).getAll("tag")).toEqual(["nvme"]);
     expect(last(asked).get("sort")).toBe("name");
     expect(last(asked).get("limit")).toBe("50");
+    expect(last(asked).get("jobs")).toBe("false"); // the table shows no job's figures
     // the row shows its tags and that it was uploaded
     expect(screen.getByTestId("run-imported").textContent).toBe("uploaded");
     expect(screen.getAllByTestId("tag-chip").map((c) => c.textContent)).toEqual(["nvme"]);
