@@ -1,12 +1,12 @@
 """SNIA PTS runs on the agent (the kind `pts`; docs/pts.md): the purge chosen from the device
 (no NVMe or ATA device here: their commands are checked, never run), a device in use refused,
-the host's consent judged before anything runs (a hostile server's leases), and one short trial
-end to end on a loop device in /dev/shm with the real engine: purge by discard, preconditioning,
-rounds until the rule holds or the round limit, every round kept, the verdict consistent with
-libs/workload's rule; and a Host Idle Recovery trial on a loop device behind a cgroup-v1 blkio
-throttle (the host idle is the behaviour under test; the throttle keeps the bursts' CPU small).
-The loop-device tests need root, losetup and blkdiscard (the HIR trial also the blkio controller).
-tests/backend/test_pts.py runs a Write Saturation trial end to end with these fixtures."""
+the host's consent judged before anything runs (a hostile server's leases, on a loop device in
+/dev/shm with the real engine), the hard timeout; and the fixtures of the trials end to end: the
+loop device, the same behind a cgroup-v1 blkio write throttle, and the agent's child as PtsRunner
+starts it in that cgroup. tests/backend/test_pts.py runs the IOPS test (through the agent's loop),
+Write Saturation and Host Idle Recovery with them, each queued, leased, run, uploaded and reported
+by the server in process. The loop-device tests need root, losetup and blkdiscard (the throttled
+ones also the blkio controller)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from iowatt_agent.kinds.pts import PtsRunner
 from iowatt_agent.loop import AgentLoop, LoopSettings
 from iowatt_agent.policy import save_policy
 from iowatt_policy import Policy, Target
-from iowatt_workload.pts import steady_state
 
 from tests.agent.test_loop import REAL_ENGINE
 
@@ -167,35 +166,6 @@ def test_a_hostile_server_gets_nothing_written_without_both_keys(
     assert not api.started
 
 
-@needs_loop
-def test_a_short_iops_trial_on_a_loop_device(api, agent_config, make_client, tmp_path, loop_device) -> None:
-    link, dev, original = loop_device
-    save_policy(tmp_path / "state", Policy(targets=(Target.device(str(link), destructive=True),)))
-    loop = _loop(api, agent_config, make_client, tmp_path)
-    lease = api.add_lease(TRIAL, str(link), timeout_s=300.0, destructive=True)
-    assert loop.execute(loop.lease_once()) == "result", api.failures
-    [result] = [r for r in api.results.values() if r["lease_id"] == lease["lease_id"]]
-    doc = result["engine_result"]
-    p = doc["pts"]
-    assert p["purge"]["method"] == "blkdiscard" and p["purge"]["commands"] == [
-        f"blkdiscard {os.path.realpath(dev)}"
-    ]
-    assert p["region_bytes"] == SIZE == p["capacity_bytes"]
-    assert p["preconditioning"]["bytes_written"] == 2 * SIZE  # the region written twice, SEQ 128 KiB
-    rounds = p["rounds"]
-    assert len(rounds) == 5 and [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
-    assert all(r["cells"][0]["name"] == "4k-r0" and r["cells"][0]["write_iops"] > 0 for r in rounds)
-    # the verdict is libs/workload's rule over the rounds kept
-    again = steady_state([r["tracking"] for r in rounds], max_rounds=5)
-    assert p["steady_state"]["reached"] is again.reached and p["steady_state"]["round"] == again.round
-    assert p["steady_state"]["window"]["first_round"] == 1
-    assert p["compliant"] is False and any("rounds of 1 s" in d for d in p["deviations"])
-    # the run's jobs are the last round's, as the engine reported them
-    assert [j["jobname"] for j in doc["jobs"]] == ["4k-r0"]
-    assert doc["jobs"][0]["write"]["iops"] == rounds[-1]["cells"][0]["write_iops"]
-    assert hashlib.sha256(dev.read_bytes()).digest() != hashlib.sha256(original).digest()
-
-
 def test_the_hard_timeout_follows_the_runs_planned_length() -> None:
     """The host's max_runtime_s bounds each engine run of a PTS run (libs/policy judges its
     preconditioning's and its round's jobs): the agent's wall-clock cap of the whole run is the
@@ -293,7 +263,7 @@ def throttled_loop(loop_device):
 
 def throttled_child(job: dict[str, Any], link: Path, cg: Path, tmp_path: Path) -> dict[str, Any]:
     """The agent's child as PtsRunner starts it, in the throttled cgroup: the document it prints
-    (tests/backend/test_pts.py's Write Saturation trial uploads it to the server)."""
+    (tests/backend/test_pts.py's Write Saturation and Host Idle Recovery trials upload it)."""
     runner = PtsRunner()
     run = runner.prepare(
         REAL_ENGINE, job, text_file=tmp_path / "job.json", target=str(link), run_key=f"{job['test']}-trial"
@@ -311,31 +281,3 @@ def throttled_child(job: dict[str, Any], link: Path, cg: Path, tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-2000:]
     out: dict[str, Any] = json.loads(done.stdout)
     return out
-
-
-@needs_loop
-@pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
-def test_a_host_idle_recovery_trial_on_a_throttled_loop_device(throttled_loop, tmp_path: Path) -> None:
-    """The agent's child as PtsRunner starts it: purge, no workload-independent preconditioning
-    (the test starts from the purged state), RND 4 KiB rounds judged by the steady-state rule,
-    then wait state 1's bursts each followed by its host idle, and its return to baseline; every
-    burst's IOPS kept with when it started and the idle measured before it."""
-    link, dev, cg = throttled_loop
-    p = throttled_child(HIR_TRIAL, link, cg, tmp_path)["pts"]
-    assert p["test"] == "hir" and p["purge"]["method"] == "blkdiscard"
-    assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
-    assert len(p["rounds"]) == 5 and p["steady_state"]["applies"] is True
-    assert [c["name"] for c in p["rounds"][0]["cells"]] == ["4k-r0"]
-    h = p["hir"]
-    assert (h["burst_s"], h["bursts"]) == (1, 2)
-    wait, base = h["segments"]
-    assert (wait["kind"], wait["wait_state"], wait["idle_s"]) == ("wait", 1, 1)
-    assert (base["kind"], base["wait_state"]) == ("baseline", 1)
-    assert [x["burst"] for x in wait["points"]] == [1, 2] == [x["burst"] for x in base["points"]]
-    first, second = wait["points"]
-    assert first["idle_s"] is None and second["idle_s"] >= 1.0  # the host idle, and the engine's start
-    assert second["t_s"] >= 2.0 and base["points"][0]["t_s"] >= second["t_s"] + 2.0
-    for x in (*wait["points"], *base["points"]):  # the throttle's rate, give or take a slice
-        assert 0.3 * HIR_THROTTLE_IOPS <= x["iops"] <= 1.5 * HIR_THROTTLE_IOPS, h
-    assert p["compliant"] is False and "bursts of 1 s, not 5 s" in p["deviations"]
-    assert p["bytes_written"] > p["rounds"][-1]["bytes_written"]  # the rounds' and the bursts'

@@ -5,14 +5,18 @@ review's steady-state figure. The result is a document the agent's child printed
 (tests/data/pts/iops-trial.json, recorded from tests/agent/test_pts.py's trial), with a copy
 edited not to reach steady state; Host Idle Recovery's, tests/data/pts/hir-trial.json (a trial of
 every wait state on a throttled loop device, recorded the same way); Write Saturation's,
-tests/data/pts/wsat-trial.json, and one Write Saturation trial end to end: queued on a loop device
-behind a blkio throttle, leased, run by the agent's child with the real engine, uploaded, reported."""
+tests/data/pts/wsat-trial.json. Three trials end to end with the real engine on a loop device
+(tests/agent/test_pts.py's fixtures), each queued with both keys, leased, run, uploaded and
+reported: the IOPS test at its smallest scale through the agent's own loop (AgentLoop against this
+app), Write Saturation and Host Idle Recovery by the agent's child behind a blkio write throttle."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
+import os
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -295,22 +299,15 @@ def throttled_device(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue("throttled_loop")
 
 
-@pytest.mark.early  # ~4 s: three or so throttled 1-second rounds
-def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
-    client: TestClient, session: Session, tmp_path: Path, throttled_device: Any
-) -> None:
-    """Queued on a loop device the host marked destructive (both keys), leased, run by the agent's
-    child as PtsRunner starts it with the real engine (purge by discard, no preconditioning,
-    one-second rounds of RND 4 KiB writes until 4 x the tested region is written: its other limit,
-    24 hours, is 1,440 rounds, which libs/workload's unit tests judge), uploaded, and reported:
-    the rule that stopped it, its figures from its last rounds, no steady-state window."""
+def _queued_on_device(
+    client: TestClient, session: Session, state: Path, link: Path, pts: dict[str, Any]
+) -> tuple[Any, Any, uuid.UUID]:
+    """A PTS run queued with both keys on `link`: the host's (its saved policy marks the device
+    destructive, the agent's inventory reports that policy) and the run's; dispatched.
+    Returns (user, agent, run id)."""
     from iowatt_agent.policy import load_report, save_policy
     from iowatt_policy import Policy, Target
 
-    from tests.agent.test_pts import throttled_child
-
-    link, _dev, cg = throttled_device
-    state = tmp_path / "state"
     save_policy(state, Policy(targets=(Target.device(str(link), destructive=True),)))
     u = create_user(session)
     inventory = {
@@ -318,16 +315,23 @@ def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
         "policy": load_report(state).to_dict(),
     }
     a = create_agent(session, team=u.team, inventory=inventory)
-    pts = {"test": "wsat", "purge": "blkdiscard", "threads": 1, "iodepth": 4, "ioengine": "libaio"}
-    # 1-second rounds over 1 MiB of the 16 MiB device: 4 x is 4 MiB, ~2 s at the throttle
-    pts |= {"round_s": 1, "capacity_fraction": 1 / 16}
     body = {"agent_id": str(a.agent.id), "target_path": str(link), "workload": {"kind": "pts", "pts": pts}}
     r = client.post("/api/v1/runs", json={**body, "destructive": True}, headers=u.headers)
     assert r.status_code == 201, r.text
     run_id = uuid.UUID(r.json()["id"])
     run_service.dispatch(session, run_id=run_id)
+    return u, a, run_id
+
+
+def _run_in_throttled_child(
+    client: TestClient, a: Any, run_id: uuid.UUID, test: str, link: Path, cg: Path, tmp_path: Path
+) -> dict[str, Any]:
+    """The lease taken, the run started, the agent's child run as PtsRunner starts it in the
+    throttled cgroup (tests/agent/test_pts.py throttled_child), its document uploaded."""
+    from tests.agent.test_pts import throttled_child
+
     lease = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers).json()["lease"]
-    assert lease["engine_job"]["mode"] == "pts" and lease["engine_job"]["test"] == "wsat"
+    assert lease["engine_job"]["mode"] == "pts" and lease["engine_job"]["test"] == test
     lid = lease["lease_id"]
     assert (
         client.post(f"/api/v1/runs/{run_id}/start", json={"lease_id": lid}, headers=a.headers).status_code
@@ -343,6 +347,24 @@ def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
         "finished_at": "2026-12-07T06:01:00Z",
     }
     assert client.put(f"/api/v1/runs/{run_id}/result", json=up, headers=a.headers).status_code == 201
+    return doc
+
+
+@pytest.mark.early  # ~4 s: three or so throttled 1-second rounds
+def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
+    client: TestClient, session: Session, tmp_path: Path, throttled_device: Any
+) -> None:
+    """Queued on a loop device the host marked destructive (both keys), leased, run by the agent's
+    child as PtsRunner starts it with the real engine (purge by discard, no preconditioning,
+    one-second rounds of RND 4 KiB writes until 4 x the tested region is written: its other limit,
+    24 hours, is 1,440 rounds, which libs/workload's unit tests judge), uploaded, and reported:
+    the rule that stopped it, its figures from its last rounds, no steady-state window."""
+    link, _dev, cg = throttled_device
+    pts = {"test": "wsat", "purge": "blkdiscard", "threads": 1, "iodepth": 4, "ioengine": "libaio"}
+    # 1-second rounds over 1 MiB of the 16 MiB device: 4 x is 4 MiB, ~2 s at the throttle
+    pts |= {"round_s": 1, "capacity_fraction": 1 / 16}
+    u, a, run_id = _queued_on_device(client, session, tmp_path / "state", link, pts)
+    doc = _run_in_throttled_child(client, a, run_id, "wsat", link, cg, tmp_path)
     p = doc["pts"]
     assert p["purge"]["method"] == "blkdiscard" and p["preconditioning"]["applies"] is False
     body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
@@ -373,6 +395,133 @@ def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
     ]
     csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
     assert f"stopped_by,capacity,round,{len(rounds)},round_limit,1440" in csv and "window averages" not in csv
+
+
+@pytest.fixture
+def plain_device(request: pytest.FixtureRequest) -> Any:
+    """tests/agent/test_pts.py's loop device, unthrottled: (link, device, its original bytes)."""
+    import tests.agent.test_pts as agent_pts
+
+    if agent_pts.needs_loop.args[0]:
+        pytest.skip("needs root, losetup, blkdiscard and the real engine")
+    return request.getfixturevalue("loop_device")
+
+
+@pytest.mark.early  # ~6 s: the preconditioning and five 1-second rounds
+def test_a_short_iops_trial_end_to_end_through_the_agent_on_a_loop_device(
+    client: TestClient, session: Session, tmp_path: Path, plain_device: Any
+) -> None:
+    """The IOPS test at its smallest scale (one element, RND 4 KiB writes, 1-second rounds, at
+    most 5): queued with both keys, leased and run by the agent's own loop (AgentLoop: the host's
+    policy judged, PtsRunner's child, the real engine) against this app, uploaded by it and
+    reported: purge by discard, workload-independent preconditioning (2 x the region), every round
+    kept, the verdict libs/workload's rule gives over them, the report's window and the CSV."""
+    from iowatt_agent.client import ApiClient
+    from iowatt_agent.credentials import AgentConfig
+    from iowatt_agent.loop import AgentLoop, LoopSettings
+    from iowatt_workload.pts import steady_state
+
+    from backend.models import RunResult
+    from tests.agent.test_loop import REAL_ENGINE
+    from tests.agent.test_real_server import bridge
+
+    link, dev, original = plain_device
+    size = len(original)
+    state = tmp_path / "state"
+    u, a, run_id = _queued_on_device(client, session, state, link, dict(TRIAL["pts"]))
+    transport = bridge(client)
+    config = AgentConfig(server_url="http://testserver", agent_id=a.agent.id, agent_token=a.token, name="pts")
+    loop = AgentLoop(
+        config,
+        state_dir=state,
+        engine=REAL_ENGINE,
+        client_factory=lambda: ApiClient("http://testserver", a.token, transport=transport),
+        settings=LoopSettings(lease_wait_s=0, progress_interval_s=0.2, kill_grace_s=0.3),
+        send_inventory=False,
+    )
+    lease = loop.lease_once()
+    assert lease is not None and str(lease.run_id) == str(run_id)
+    assert loop.execute(lease) == "result"
+    stored = session.get(RunResult, run_id)
+    assert stored is not None
+    doc = stored.engine_result
+    p = doc["pts"]
+    assert p["purge"]["method"] == "blkdiscard" and p["purge"]["commands"] == [
+        f"blkdiscard {os.path.realpath(dev)}"
+    ]
+    assert p["region_bytes"] == size == p["capacity_bytes"]
+    assert p["preconditioning"]["bytes_written"] == 2 * size  # the region written twice, SEQ 128 KiB
+    rounds = p["rounds"]
+    assert len(rounds) == 5 and [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
+    assert all(r["cells"][0]["name"] == "4k-r0" and r["cells"][0]["write_iops"] > 0 for r in rounds)
+    # the verdict is libs/workload's rule over the rounds kept
+    again = steady_state([r["tracking"] for r in rounds], max_rounds=5)
+    assert p["steady_state"]["reached"] is again.reached and p["steady_state"]["round"] == again.round
+    assert p["steady_state"]["window"]["first_round"] == 1
+    assert p["compliant"] is False and any("rounds of 1 s" in d for d in p["deviations"])
+    # the run's jobs are the last round's, as the engine reported them
+    assert [j["jobname"] for j in doc["jobs"]] == ["4k-r0"]
+    assert doc["jobs"][0]["write"]["iops"] == rounds[-1]["cells"][0]["write_iops"]
+    assert hashlib.sha256(dev.read_bytes()).digest() != hashlib.sha256(original).digest()
+    # the server's reading of it: the run's verdict, the report's rounds and window, the CSV
+    run = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()
+    assert run["status"] == "succeeded"
+    v = run["pts"]
+    assert v["test"] == "iops" and v["steady_state_applies"] and not v["compliant"]
+    assert v["steady_state_reached"] is again.reached
+    body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
+    assert [r["round"] for r in body["rounds"]] == [1, 2, 3, 4, 5]
+    assert body["region_bytes"] == size and body["preconditioning_bytes"] == 2 * size
+    assert body["window"]["first_round"] == 1 and body["window"]["last_round"] == 5
+    csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
+    assert "purge,blkdiscard" in csv and "4k-r0" in csv
+
+
+@pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
+def test_a_host_idle_recovery_trial_end_to_end_on_a_throttled_loop_device(
+    client: TestClient, session: Session, tmp_path: Path, throttled_device: Any
+) -> None:
+    """Queued with both keys, leased, run by the agent's child as PtsRunner starts it: purge, no
+    workload-independent preconditioning (the test starts from the purged state), RND 4 KiB
+    rounds judged by the steady-state rule, then wait state 1's bursts each followed by its host
+    idle, and its return to baseline; uploaded, and reported: every burst's IOPS with when it
+    started and the idle measured before it, in the report and the CSV."""
+    from tests.agent.test_pts import HIR_THROTTLE_IOPS, HIR_TRIAL
+
+    link, _dev, cg = throttled_device
+    pts = {k: v for k, v in HIR_TRIAL.items() if k != "mode"}
+    u, a, run_id = _queued_on_device(client, session, tmp_path / "state", link, pts)
+    p = _run_in_throttled_child(client, a, run_id, "hir", link, cg, tmp_path)["pts"]
+    assert p["test"] == "hir" and p["purge"]["method"] == "blkdiscard"
+    assert p["preconditioning"]["applies"] is False and p["preconditioning"]["bytes_written"] == 0
+    assert len(p["rounds"]) == 5 and p["steady_state"]["applies"] is True
+    assert [c["name"] for c in p["rounds"][0]["cells"]] == ["4k-r0"]
+    h = p["hir"]
+    assert (h["burst_s"], h["bursts"]) == (1, 2)
+    wait, base = h["segments"]
+    assert (wait["kind"], wait["wait_state"], wait["idle_s"]) == ("wait", 1, 1)
+    assert (base["kind"], base["wait_state"]) == ("baseline", 1)
+    assert [x["burst"] for x in wait["points"]] == [1, 2] == [x["burst"] for x in base["points"]]
+    first, second = wait["points"]
+    assert first["idle_s"] is None and second["idle_s"] >= 1.0  # the host idle, and the engine's start
+    assert second["t_s"] >= 2.0 and base["points"][0]["t_s"] >= second["t_s"] + 2.0
+    for x in (*wait["points"], *base["points"]):  # the throttle's rate, give or take a slice
+        assert 0.3 * HIR_THROTTLE_IOPS <= x["iops"] <= 1.5 * HIR_THROTTLE_IOPS, h
+    assert p["compliant"] is False and "bursts of 1 s, not 5 s" in p["deviations"]
+    assert p["bytes_written"] > p["rounds"][-1]["bytes_written"]  # the rounds' and the bursts'
+    # the server's report: every burst, in the API and the CSV
+    v = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()["pts"]
+    assert v["test"] == "hir" and not v["compliant"]
+    body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
+    assert body["preconditioning_applies"] is False and body["preconditioning_bytes"] == 0
+    r = body["hir"]
+    assert [(s["kind"], s["wait_state"]) for s in r["segments"]] == [("wait", 1), ("baseline", 1)]
+    assert [pt["iops"] for pt in r["segments"][0]["points"]] == [x["iops"] for x in wait["points"]]
+    if body["window"] is not None:
+        assert r["preconditioned_iops"] == body["window"]["average"]
+    csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
+    assert "section,host idle recovery" in csv and "none (from the purged state)" in csv
+    assert csv.count("\nwait,1,") == 1 + 2  # its average, then every burst
 
 
 def test_write_saturation_reports_its_stop_rule_and_no_measurement_window() -> None:
