@@ -13,7 +13,7 @@ BUILD_JOBS ?= $(shell nproc)
 # start compiled the same modules again
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: FORCE help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-run deps-system deps-system-run deps-py deps-py-run deps-ui deps-test-tools lock
+.PHONY: FORCE help up down test test-py test-ui lint fmt engine ui client migrate bench deps deps-run deps-system deps-system-run deps-py deps-py-run deps-ui deps-ui-run deps-test-tools lock
 
 help:
 	@echo "make up      start the platform (API+UI :8000, worker, beat, agent) and a first benchmark"
@@ -30,7 +30,7 @@ deps: deps-system deps-py deps-ui deps-test-tools
 # what the platform needs to run (make up): no fio, sysbench, MariaDB, libfaketime, OIDC test
 # provider, ... (scripts/install-system-deps.sh lists both), no pytest, Hypothesis, linters, ...
 # (requirements/run.txt against requirements/dev.txt)
-deps-run: deps-system-run deps-py-run deps-ui
+deps-run: deps-system-run deps-py-run deps-ui-run
 
 deps-system:
 	@bash scripts/install-system-deps.sh all
@@ -108,9 +108,25 @@ lock: deps-py
 # --prefer-offline: the lock names every package's exact version and integrity hash, so npm takes
 # them from its cache without asking the registry whether its metadata is stale (npm ci of the UI:
 # 19-20 -> 14 CPU-s; a package missing from the cache is still downloaded)
+# The UI: `make up` (deps-ui-run) installs its dependencies, what the built UI runs and the build's
+# tools (vite, its React plugin, tsc and the types it checks), without devDependencies (vitest,
+# jsdom, testing-library, axe-core, playwright-core, biome, ...: npm ci --omit=dev); `make test`
+# and the developer targets (deps-ui) install both. npm ci empties node_modules first, stamps
+# included. A tree that has the test tools keeps them: where a full install was made, deps-ui-run
+# (`make ui`) installs everything again when the lock changes, so a developer's `make ui` before the
+# browser tests does not take playwright-core away.
+UI_NPM_CI := npm ci --no-audit --no-fund --loglevel=error --prefer-offline
 deps-ui: frontend/node_modules/.installed
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
-	cd frontend && npm ci --no-audit --no-fund --loglevel=error --prefer-offline
+	cd frontend && $(UI_NPM_CI)
+	@touch $@ frontend/node_modules/.installed-run
+deps-ui-run: frontend/node_modules/.installed-run
+frontend/node_modules/.installed-run: frontend/package.json frontend/package-lock.json
+	@if [ ! -e frontend/node_modules/.installed ]; then \
+		echo "cd frontend && $(UI_NPM_CI) --omit=dev" && cd frontend && $(UI_NPM_CI) --omit=dev; \
+	elif [ frontend/node_modules/.installed -ot frontend/package.json ] \
+		|| [ frontend/node_modules/.installed -ot frontend/package-lock.json ]; then \
+		echo "cd frontend && $(UI_NPM_CI)" && cd frontend && $(UI_NPM_CI) && touch node_modules/.installed; fi
 	@touch $@
 
 # the OpenID Connect provider the sign-in tests start (oidc-provider, pinned by its lock file)
@@ -154,10 +170,19 @@ agent-dist: deps-system
 agent-dist-check: agent-dist deps-py
 	IOWATT_AGENT_DIST_CHECK=1 $(BIN)/pytest -q -p no:randomly tests/agent_dist/test_old_glibc.py
 
+# `make up` builds with the build's dependencies only, checking the UI's sources without its tests
+# (tsconfig.build.json); `make test` (test-setup) installs everything and its build checks the tests'
+# types too (tsconfig.json: one tsc, so test-ui need not run it again)
+UI_INSTALLED := frontend/node_modules/.installed-run
+UI_BUILD := build
+ifneq ($(filter test-setup,$(MAKECMDGOALS)),)
+UI_INSTALLED := frontend/node_modules/.installed
+UI_BUILD := build:checked
+endif
 ui: frontend/dist/index.html
-frontend/dist/index.html: frontend/node_modules/.installed frontend/index.html frontend/vite.config.ts frontend/tsconfig.json \
-		frontend/openapi.json $(shell find frontend/src -type f 2>/dev/null)
-	cd frontend && npm run build
+frontend/dist/index.html: $(UI_INSTALLED) frontend/index.html frontend/vite.config.ts frontend/tsconfig.json \
+		frontend/tsconfig.build.json frontend/openapi.json $(shell find frontend/src -type f 2>/dev/null)
+	cd frontend && npm run $(UI_BUILD)
 
 # Regenerate the OpenAPI snapshot and the frontend's typed client from the server's schema (whose
 # workload bounds and defaults are the engine's --limits: the engine is built first).

@@ -384,10 +384,29 @@ def test_make_up_installs_only_what_the_platform_needs_and_make_test_the_rest() 
     assert "deps" not in up and "deps-run" in up
     # Python: requirements/run.txt (test_lockfile.py checks what it holds and that the platform's
     # imports are in it)
-    assert _make_prerequisites("deps-run") == ["deps-system-run", "deps-py-run", "deps-ui"]
+    assert _make_prerequisites("deps-run") == ["deps-system-run", "deps-py-run", "deps-ui-run"]
     assert _make_prerequisites("deps-py-run") == ["$(VENV)/.installed-run"]
     assert _make_prerequisites("engine") == ["deps-system-run"]
     makefile = (ROOT / "Makefile").read_text()
+    # the UI: make up's install leaves out the devDependencies (vitest, jsdom, playwright-core, biome,
+    # ...: test_lockfile.py checks the build needs none of them), and so does the image's; make ui
+    # builds from that install, make test's (test-setup) from the full one, checking the tests' types
+    assert _make_prerequisites("deps-ui-run") == ["frontend/node_modules/.installed-run"]
+    ui_run = makefile.split("\nfrontend/node_modules/.installed-run:", 1)[1].split("\n\n", 1)[0]
+    npm_ci = makefile.split("\nUI_NPM_CI := ", 1)[1].split("\n", 1)[0]
+    assert npm_ci.startswith("npm ci --no-audit ") and "--omit" not in npm_ci
+    assert "[ ! -e frontend/node_modules/.installed ]; then" in ui_run
+    assert "$(UI_NPM_CI) --omit=dev;" in ui_run
+    ui_full = makefile.split("\nfrontend/node_modules/.installed:", 1)[1].split("\n")[1]  # its recipe
+    assert ui_full == "\tcd frontend && $(UI_NPM_CI)"
+    ui = makefile.split("\nui: frontend/dist/index.html\n", 1)[0].rsplit("\n\n", 1)[1]
+    assert "UI_INSTALLED := frontend/node_modules/.installed-run\nUI_BUILD := build\n" in ui
+    assert "filter test-setup" in ui
+    assert "UI_INSTALLED := frontend/node_modules/.installed\nUI_BUILD := build:checked" in ui
+    scripts = json.loads((ROOT / "frontend" / "package.json").read_text())["scripts"]
+    assert "tsconfig.build.json" in scripts["build"] and "typecheck" in scripts["build:checked"]
+    dockerfile = (ROOT / "deploy" / "Dockerfile.server").read_text()
+    assert "RUN npm ci --omit=dev " in dockerfile and "RUN npm run build\n" in dockerfile
     assert "install-system-deps.sh run" in makefile.split("deps-system-run:", 1)[1].split("\n\n", 1)[0]
     assert "install-system-deps.sh all" in makefile.split("\ndeps-system:", 1)[1].split("\n\n", 1)[0]
     assert "install-system-deps.sh test" in makefile.split("\ndeps-system-test:", 1)[1].split("\n\n", 1)[0]

@@ -254,3 +254,61 @@ def test_each_npm_lock_names_every_tarball_and_its_integrity(project: str) -> No
     assert not missing, f"{project}/package-lock.json: no registry tarball or integrity for {missing}"
     npmrc = (REPO / project / ".npmrc").read_text().splitlines()
     assert "omit-lockfile-registry-resolved=false" in npmrc
+
+
+# the UI's test and lint tools: `make test` installs them (npm ci), `make up` does not (--omit=dev)
+UI_TEST_TOOLS = {"vitest", "jsdom", "@testing-library/dom", "@testing-library/react", "axe-core",
+                 "playwright-core", "@biomejs/biome"}  # fmt: skip
+# a module's imports and re-exports (over several lines too), side-effect and dynamic imports
+TS_IMPORT = re.compile(
+    r"""^(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']"""
+    r"""|^import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)""",
+    re.M,
+)
+
+
+def _npm_package(specifier: str) -> str:
+    parts = specifier.split("/")
+    return "/".join(parts[:2]) if specifier.startswith("@") else parts[0]
+
+
+def test_make_up_builds_the_ui_without_its_test_tools() -> None:
+    """`make up` installs the UI's dependencies only (`npm ci --omit=dev`, issue 30): what the built
+    UI and its build (tsconfig.build.json: the sources without the tests, and vite.config.ts)
+    import is in `dependencies`, the test and lint tools are devDependencies, and the lock marks
+    them so (npm ci --omit=dev leaves out exactly the lock's `dev` entries)."""
+    ui = REPO / "frontend"
+    pkg = json.loads((ui / "package.json").read_text())
+    deps, dev = pkg["dependencies"], pkg["devDependencies"]
+    assert dev.keys() >= UI_TEST_TOOLS and not UI_TEST_TOOLS & deps.keys()
+    build = json.loads((ui / "tsconfig.build.json").read_text())
+    assert build["extends"] == "./tsconfig.json" and build["include"] == ["src", "vite.config.ts"]
+    assert {"src/**/*.test.ts", "src/**/*.test.tsx", "src/test"} <= set(build["exclude"])
+    base = json.loads((ui / "tsconfig.json").read_text())
+    files = [ui / "vite.config.ts"] + [
+        p
+        for p in sorted((ui / "src").rglob("*.ts*"))
+        if not re.search(r"\.test\.tsx?$", p.name) and "test" not in p.relative_to(ui / "src").parts[:1]
+    ]
+    needed = {"vite", "typescript-native"} | {
+        "vite" if t.startswith("vite/") else f"@types/{t}" for t in base["compilerOptions"]["types"]
+    }
+    for path in files:
+        for spec in ("".join(m) for m in TS_IMPORT.findall(path.read_text())):
+            if spec.startswith("."):  # the UI's own modules: never a test's
+                assert not re.search(r"(^|/)test(/|$)|\.test$", spec), (path, spec)
+                continue
+            name = _npm_package(spec)
+            needed.add(name)
+            if f"@types/{name}" in deps.keys() | dev.keys():  # its types come from DefinitelyTyped
+                needed.add(f"@types/{name}")
+    assert {"react", "recharts", "@vitejs/plugin-react", "@types/react"} <= needed  # the scan finds them
+    missing = sorted(needed - deps.keys())
+    assert not missing, f"the build imports devDependencies or undeclared packages: {missing}"
+    lock = json.loads((ui / "package-lock.json").read_text())
+    root = lock["packages"][""]
+    assert root["dependencies"] == deps and root["devDependencies"] == dev
+    for name in deps:
+        assert not lock["packages"][f"node_modules/{name}"].get("dev"), name
+    for name in UI_TEST_TOOLS:
+        assert lock["packages"][f"node_modules/{name}"].get("dev") is True, name
