@@ -12,10 +12,13 @@ static int sync_init(struct worker *w) { (void)w; return 0; }
 static void sync_cleanup(struct worker *w) { (void)w; }
 
 /* A trim, as fio 3.33's os_trim: one BLKDISCARD ioctl, whatever the target (a regular file
- * answers ENOTTY, the I/O's error, as in fio: nothing punches holes). r->res as queue()'s. */
-void engine_trim(int fd, struct io_req *r)
+ * answers ENOTTY, the I/O's error, as in fio: nothing punches holes). On a device, through the
+ * run's exclusive claim (target_claim: the kernel then drops the range's cached pages, dirty
+ * ones too, as for fio). r->res as queue()'s. */
+void engine_trim(const struct worker *w, struct io_req *r)
 {
 	uint64_t range[2] = { r->off, r->len };
+	int fd = w->job->excl_fd >= 0 ? w->job->excl_fd : w->fd;
 	r->res = ioctl(fd, BLKDISCARD, range) < 0 ? -errno : (int64_t)r->len;
 }
 
@@ -25,7 +28,7 @@ void engine_trim(int fd, struct io_req *r)
 static int psync_queue(struct worker *w, struct io_req *r)
 {
 	if (__builtin_expect(r->ddir == DDIR_TRIM, 0)) { /* rw=trim... */
-		engine_trim(w->fd, r);
+		engine_trim(w, r);
 		return 1;
 	}
 #if defined(__LP64__) && defined(SYS_pread64) && defined(SYS_pwrite64)

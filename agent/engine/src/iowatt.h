@@ -502,7 +502,7 @@ int target_open(const struct options *o, const struct target *t, char *err, size
 int target_verify(const struct target *t, char *err, size_t errlen);
 /* unlink=1: remove the files this run created (verified); 0, or -1 after a message on stderr */
 int target_cleanup(void);
-int target_claim(const struct target *t);
+int target_claim(const struct target *t, int trims);
 int blkdev_in_use(const struct target *t, char *why, size_t whylen);
 void target_facts(struct jw *w, const struct target *t);
 /* the block device under an open file's or directory's file system ("" if none, e.g. tmpfs) */
@@ -555,7 +555,7 @@ struct engine_ops {
 	int (*probe)(void);                                /* 0 if usable on this kernel, else -errno */
 };
 const struct engine_ops *engine_find(const char *name);
-void engine_trim(int fd, struct io_req *r); /* one BLKDISCARD (every engine's trims: engine.c) */
+void engine_trim(const struct worker *w, struct io_req *r); /* one BLKDISCARD (every engine's trims: engine.c) */
 const struct engine_ops *offload_engine(void); /* io_submit_mode=offload around the job's ioengine (offload.c) */
 #define OFFLOAD_MAX_THREADS 4096 /* offload: iodepth x numjobs submission threads of one job (--limits) */
 #define OFFLOAD_MAX_ASYNC_THREADS 256 /* the same with libaio/io_uring: each has a private worker (~130 KiB) */
@@ -661,6 +661,7 @@ struct job {
 	struct target tgt;
 	struct mfset *mf;               /* multi-file jobs (multifile.c), else NULL */
 	int fd;
+	int excl_fd;                    /* the run's exclusive claim on the job's written device (main.c), else -1 */
 	uint64_t max_bs;
 	unsigned char *pool;            /* random data that write buffers are refreshed from */
 	uint64_t pool_len;

@@ -101,15 +101,19 @@ int main(int argc, char **argv)
 	/* from here on the run may create files: unlink=1 removes them on every exit path */
 	atexit(cleanup_at_exit);
 
-	/* exclusive claims on written block devices, held until exit */
+	/* exclusive claims on written block devices, held until exit: one per device, its
+	 * descriptor shared by the jobs that write it (their trims go through it: target.c) */
 	for (int i = 0; i < cfg.njobs; i++) {
+		jobs[i].excl_fd = -1;
 		if (!jobs[i].tgt.is_blk || !rw_writes(jobs[i].o->rw))
 			continue;
-		int dup = 0;
-		for (int k = 0; k < i; k++)
-			dup |= jobs[k].tgt.is_blk && rw_writes(jobs[k].o->rw) && !strcmp(jobs[k].o->filename, jobs[i].o->filename);
-		if (!dup)
-			target_claim(&jobs[i].tgt);
+		int first = i, trims = 0;
+		for (int k = cfg.njobs - 1; k >= 0; k--)
+			if (jobs[k].tgt.is_blk && rw_writes(jobs[k].o->rw) && !strcmp(jobs[k].o->filename, jobs[i].o->filename)) {
+				first = k;
+				trims |= rw_trims(jobs[k].o->rw);
+			}
+		jobs[i].excl_fd = first < i ? jobs[first].excl_fd : target_claim(&jobs[i].tgt, trims);
 	}
 
 	int allow_tsc = 1;

@@ -992,10 +992,21 @@ void target_facts(struct jw *w, const struct target *t)
 }
 
 /* Held for the whole run for every block device that is written: an exclusive claim makes
- * the kernel refuse a mount (or another exclusive user) while we write. */
-int target_claim(const struct target *t)
+ * the kernel refuse a mount (or another exclusive user) while we write.
+ * When a job trims the device the claim is opened for writing and the trims go through it
+ * (engine_trim): the kernel's BLKDISCARD drops the range's cached pages first
+ * (blk_ioctl_discard -> truncate_bdev_range), and only a descriptor that holds the claim may
+ * truncate them, dirty ones too, while the device is claimed. Through another descriptor the
+ * kernel tries to claim the device for the moment, cannot (we hold it), and falls back to
+ * invalidating the pages, which fails with EBUSY on a dirty one: a buffered trimwrite's
+ * second loop. fio holds no claim, so the kernel claims it for each trim and truncates: the
+ * same pages dropped as here. A device that cannot be opened for writing keeps the read-only
+ * claim: the job's own open then fails as before. */
+int target_claim(const struct target *t, int trims)
 {
-	int fd = tfile_open(t->f, O_RDONLY | O_EXCL, 0, 0);
+	int fd = trims ? tfile_open(t->f, O_RDWR | O_EXCL, 0, 0) : -EROFS;
+	if (fd == -EROFS || fd == -EACCES || fd == -EPERM)
+		fd = tfile_open(t->f, O_RDONLY | O_EXCL, 0, 0);
 	if (fd < 0) {
 		if (fd == -EBUSY)
 			die_usage("filename", "refusing to write: '%s' is in use (mounted or claimed, EBUSY)", t->path);

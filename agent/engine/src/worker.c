@@ -950,7 +950,7 @@ static void run_async(struct worker *w)
 					ncom = nst;
 				}
 				r->t_sub = now_ns();
-				engine_trim(w->fd, r);
+				engine_trim(w, r);
 				uint64_t t1 = now_ns();
 				w->depth_hist[depth_bucket(1)]++; /* fio: io_u_mark_depth(td, 1) */
 				w->submit_hist[1]++;
