@@ -28,8 +28,10 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -84,20 +86,22 @@ def main() -> int:
 
     with postgres() as pg, redis_server() as redis_url:
         db_url = pg.migrated_database("iowatt_routes")
-        work = Path(os.environ.get("TMPDIR", "/tmp")) / f"iowatt-route-cpu-{uuid.uuid4().hex[:8]}"
-        work.mkdir()
-        env = {
-            "IOWATT_ENV": "dev",
-            "IOWATT_STATE_DIR": str(work / "state"),
-            "IOWATT_DATABASE_URL": db_url,
-            "IOWATT_REDIS_URL": redis_url,
-            "IOWATT_SECRET_KEY": "route-cpu-" + uuid.uuid4().hex,
-            "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics"),
-        }
-        (work / "metrics").mkdir()
-        users = loadsim._bootstrap({**os.environ, **env}, work, 1)
-        os.environ.update(env)
-        out = run(args, users[0], (work / "token").read_text().strip())
+        work = Path(tempfile.mkdtemp(prefix="iowatt-route-cpu-"))
+        try:
+            env = {
+                "IOWATT_ENV": "dev",
+                "IOWATT_STATE_DIR": str(work / "state"),
+                "IOWATT_DATABASE_URL": db_url,
+                "IOWATT_REDIS_URL": redis_url,
+                "IOWATT_SECRET_KEY": "route-cpu-" + uuid.uuid4().hex,
+                "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics"),
+            }
+            (work / "metrics").mkdir()
+            users = loadsim._bootstrap({**os.environ, **env}, work, 1)
+            os.environ.update(env)
+            out = run(args, users[0], (work / "token").read_text().strip())
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(out["summary"], indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
