@@ -36,6 +36,10 @@
 # asked for and every installed Debian package with its version (gcc, libc, liburing, libaio and
 # the system libraries PyInstaller copies). A change to any of them builds again.
 set -euo pipefail
+# what it builds is public (served to anyone, installed as root): its modes are the same whatever the
+# caller's umask (make up's is 077: a bundle of 0600/0700 files, and dpkg-deb refused the .deb's
+# control directory)
+umask 022
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"

@@ -117,7 +117,8 @@ def agent_bundle() -> tuple[Path, str]:
     with open(DIST.parent / ".agent-dist.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         r = subprocess.run(
-            ["bash", str(REPO / "agent" / "packaging" / "build.sh")],
+            # under umask 077, as make up runs it: the bundle's modes must not follow the caller's
+            ["sh", "-c", 'umask 077 && exec bash "$0"', str(REPO / "agent" / "packaging" / "build.sh")],
             env={
                 **os.environ,
                 "AGENT_DIST_KINDS": "tar deb",

@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 import uuid
 from pathlib import Path
@@ -77,6 +78,13 @@ def test_the_engine_needs_glibc_2_28_at_most_and_no_async_io_library(
     )
     st = tarball.stat()
     assert service._glibc_floor(str(tarball), top, st.st_size, st.st_mtime_ns) == record["glibc"]
+    # built under umask 077 (conftest, as make up runs it): every file readable by all, every
+    # directory and program 0755, the published files 0644 (the server serves them; root installs them)
+    with tarfile.open(tarball) as tar:
+        modes = {m.name: m.mode for m in tar.getmembers()}
+    assert all(mode & 0o444 == 0o444 for mode in modes.values()), sorted(modes.items())[:5]
+    assert modes[top] == modes[f"{top}/iowatt-agent"] == modes[f"{top}/iowatt-engine"] == 0o755
+    assert tarball.stat().st_mode & 0o777 == 0o644
     # built with both asynchronous engines (they are linked in, not probed on the host)
     help_text = subprocess.run([str(engine), "--help"], capture_output=True, text=True, check=True).stdout
     assert "io_uring" in help_text and "libaio" in help_text
