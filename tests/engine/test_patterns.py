@@ -598,6 +598,8 @@ TRIMS = [
     ("--rw=trimwrite", "--bs=4k", "--size=64k", "--io_size=32k"),
     ("--rw=trimwrite", "--bs=4k,8k", "--size=64k"),  # trims take the write size, as fio
     ("--rw=trimwrite", "--bs=4k", "--size=64k", "--number_ios=6"),
+    # fio doubles number_ios as each pass starts: 18, 18 and 36 pairs (72), each pass from the start
+    ("--rw=trimwrite", "--bs=4k", "--size=1m", "--number_ios=6", "--loops=3"),
     # the asynchronous engines trim as fio's (FIO_ASYNCIO_SYNC_TRIM): the staged I/Os submitted,
     # then one synchronous BLKDISCARD (their writes are io_submit/io_uring_enter: not traced)
     ("--rw=trimwrite", "--bs=4k", "--size=64k", "--ioengine=libaio", "--iodepth=4"),
@@ -981,6 +983,24 @@ def test_trimwrite_verifies_its_writes_as_fio(engine_bin: Path, loopdev: tuple[s
         assert eng_doc["jobs"][0][d]["total_ios"] == fio_doc["jobs"][0][d]["total_ios"] == 64, d
     v = eng_doc["jobs"][0]["iowatt"]["verify"]
     assert v["failed_intervals"] == 0 and v["blocks_verified"] == 64 and eng_doc["jobs"][0]["error"] == 0
+
+
+def test_trimwrite_number_ios_loops_verify_as_fio(engine_bin: Path, loopdev: tuple[str, Path]) -> None:
+    """With verify, fio counts each pass's read-back among number_ios's I/Os: 18 pairs and 18 reads,
+    9 and 9, then 31 pairs and one trim (the count reached between a trim and its write) and 31 reads:
+    58 reads, 58 writes, 59 trims in both, each write read back once."""
+    dev, _ = loopdev
+    common = [f"--filename={dev}", "--ioengine=psync", "--name=j", "--rw=trimwrite", "--bs=4k", "--size=1m",
+              "--number_ios=6", "--loops=3", "--verify=crc32c"]  # fmt: skip
+    _, fio_doc = discards(
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+    )
+    _, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
+    want = {"read": 58, "write": 58, "trim": 59}
+    for d, n in want.items():
+        assert eng_doc["jobs"][0][d]["total_ios"] == fio_doc["jobs"][0][d]["total_ios"] == n, d
+    v = eng_doc["jobs"][0]["iowatt"]["verify"]
+    assert v["failed_intervals"] == 0 and v["blocks_verified"] == 58 and eng_doc["jobs"][0]["error"] == 0
 
 
 def test_buffered_trimwrite_loops_as_fio(engine_bin: Path, loopdev: tuple[str, Path]) -> None:

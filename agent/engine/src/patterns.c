@@ -348,6 +348,7 @@ struct patgen {
 	uint64_t count;                 /* I/Os issued, for rw=X:N */
 	uint64_t passes;                /* passes started */
 	uint64_t pass_ios;              /* I/Os issued in this pass */
+	uint64_t pass_writes, prev_writes; /* trimwrite: writes of this pass, of the passes before it */
 	int pass_end;                   /* verify: the pass ended, its read-back comes first (pat_pass_ended) */
 	unsigned char slot[100];        /* zoned: access percent -> zone */
 	struct zone_range zr[MAX_ZONES];/* zoned: byte range of each zone, relative to offset */
@@ -387,6 +388,8 @@ static void start_pass(struct worker *w, struct patgen *p)
 	p->pass_end = 0;
 	p->pass_ios = 0;
 	p->passes++;
+	p->prev_writes += p->pass_writes;
+	p->pass_writes = 0;
 	p->trim_len = 0;
 	for (int d = 0; d < 3; d++) {
 		p->last_pos[d] = w->roff;
@@ -588,6 +591,29 @@ static int new_pass(struct worker *w, struct patgen *p)
 	return more;
 }
 
+/* trimwrite with number_ios, fio 3.33's rule: each pass (fio's do_io) doubles number_ios as it
+ * starts (a trim and its write count as two) and ends when the job's I/Os, trims and writes of all
+ * passes so far, reach number_ios x loops; the next pass starts again at the region's start. So
+ * 6 x loops 2 is 12 pairs, then 12 more (24), loops 3 is 18, 18 and 36 (72) where the region holds
+ * them; a pass that reaches the region's end first ends there, as any pass. fio counts verify's
+ * reads among them, so with verify a pass may end between a trim and its write (which is then
+ * never written). */
+static int trimwrite_count_reached(const struct worker *w, const struct patgen *p)
+{
+	const struct options *o = w->job->o;
+	if (!o->number_ios || o->time_based || !w->measuring)
+		return 0;
+	unsigned __int128 limit = (unsigned __int128)o->number_ios * o->loops;
+	for (uint64_t i = 0; i < p->passes && limit <= UINT64_MAX; i++)
+		limit <<= 1;
+	/* fio reads each pass back before the next (verify, no backlog) and counts those reads: as
+	 * many as the pass wrote. The engine reads the passes back at the end; the count is the same */
+	uint64_t n = w->nios;
+	if (w->vw && o->do_verify && !o->verify_backlog && !o->verify_only)
+		n += p->prev_writes;
+	return n >= limit;
+}
+
 int pat_next(struct worker *w, struct io_req *r)
 {
 	struct patgen *p = w->pat;
@@ -598,6 +624,15 @@ int pat_next(struct worker *w, struct io_req *r)
 	case RW_WRITE: case RW_RANDWRITE: d = DDIR_WRITE; break;
 	case RW_TRIM: case RW_RANDTRIM: d = DDIR_TRIM; break;
 	case RW_TRIMWRITE: case RW_RANDTRIMWRITE:
+		if (trimwrite_count_reached(w, p)) { /* the pass ends; after loops passes, the job */
+			if (p->passes >= o->loops)
+				return 1;
+			if (w->vw && verify_pass_ends_phase(w)) {
+				p->pass_end = 1; /* read back first, as after a pass that reached the end */
+				return 1;
+			}
+			start_pass(w, p); /* a trim not yet written stays so, as fio's */
+		}
 		if (p->trim_len) { /* fio: the block just trimmed is written next, whole */
 			r->ddir = DDIR_WRITE;
 			r->len = (uint32_t)p->trim_len;
@@ -605,6 +640,7 @@ int pat_next(struct worker *w, struct io_req *r)
 			p->last_start[DDIR_WRITE] = r->off;
 			p->last_pos[DDIR_WRITE] = r->off + r->len;
 			p->trim_len = 0;
+			p->pass_writes++;
 			w->nios += w->measuring;
 			p->count++;
 			p->pass_ios++;
