@@ -210,6 +210,8 @@ def _with_qos(session: Session, x: Loaded) -> Loaded:
         x,
         latency_depths=repository.latency_depths(session, [x.run.id]).get(x.run.id, {}),
         tail_w=power_service.tail_watts(session, run_id=x.run.id, window_ns=window),
+        # whether that power is datasheet watts (an estimate meter): the view labels it
+        energy=x.energy or power_service.energy_of(session, [x.run.id]).get(x.run.id),
     )
 
 

@@ -88,9 +88,9 @@ def engine_job(j: dict[str, Any], depth: int = 24) -> dict[str, Any]:
     }
 
 
-def qos_run(session: Session, u, *, depth: int = 24):  # type: ignore[no-untyped-def]
+def qos_run(session: Session, u, *, depth: int = 24, tier: str = "lab"):  # type: ignore[no-untyped-def]
     """A run of qos-randread-4k with the sweep's figures, the search's depth in its document and
-    a meter: 100 W over the load, 150 W in its last two seconds."""
+    a meter of `tier`: 100 W over the load, 150 W in its last two seconds."""
     spec = with_facts(BUILTINS["qos-randread-4k"][1])
     a = create_agent(session, team=u.team)
     run = create_run(session, agent=a.agent, preset="qos-randread-4k")
@@ -131,7 +131,7 @@ def qos_run(session: Session, u, *, depth: int = 24):  # type: ignore[no-untyped
                     "name": "m",
                     "driver": "command",
                     "model": "",
-                    "tier": "lab",
+                    "tier": tier,
                     "quantity": "power",
                     "accuracy_pct": None,
                     "accuracy_w": 1.0,
@@ -179,6 +179,22 @@ def test_the_qos_view_has_the_figure_the_curve_and_iops_per_watt(
     target = next(s for s in chart["series"] if s["label"].startswith("target"))
     assert {p["y"] for p in target["points"]} == {MS}
     assert t["columns"][keys.index("iops_per_w")]["unit"] == "IO/s/W"
+
+
+def test_estimated_power_is_labelled_beside_the_figures(client: TestClient, session: Session) -> None:
+    """A run measured by an estimate meter (datasheet watts): its power and IOPS per watt carry the
+    label, and so does the row's text (the CSV has figures only)."""
+    u = create_user(session)
+    run = qos_run(session, u, tier="estimate")
+    r = client.get("/api/v1/views/table", params={"view": "qos", "runs": str(run.id)}, headers=u.headers)
+    assert r.status_code == 200, r.text
+    t = r.json()
+    keys = [c["key"] for c in t["columns"]]
+    head = dict(zip(keys, t["rows"][0]["cells"], strict=True))
+    assert head["point"]["value"] == "At the target (p99 ≤ 1 ms), estimated power"
+    assert head["power"]["note"] == head["iops_per_w"]["note"] == "estimated (datasheet watts, no meter)"
+    assert head["iops_per_w"]["value"] == pytest.approx(131_000 / 150)
+    assert all(row["cells"][keys.index("power")]["note"] is None for row in t["rows"][1:])
 
 
 def test_a_review_takes_the_iops_at_the_target(client: TestClient, session: Session) -> None:

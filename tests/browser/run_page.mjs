@@ -223,6 +223,91 @@ if (WRITEBACK)
     },
   );
 
+// The QoS view (issue 29): runs of the qos-randread-4k preset answered with recorded real sweeps
+// (tests/data/qos); IOWATT_QOS_FIGURE is the API's IOPS at the target for the first
+const QOS = (process.env.IOWATT_QOS_RUN_IDS ?? "").split(",").filter(Boolean);
+const QOS_FIGURE = Number(process.env.IOWATT_QOS_FIGURE ?? "NaN");
+if (QOS.length)
+  await run("the QoS view: IOPS at the latency target, the curve, IOPS per watt", async () => {
+    for (const [ids, name] of [
+      [QOS.slice(0, 1), "M-qos-view"],
+      [QOS, "M-qos-view-2"],
+    ]) {
+      await page.goto(`${BASE}/views/qos?runs=${ids.join(",")}`);
+      await page.getByTestId("view-grid").waitFor();
+      const rows = await page
+        .getByTestId("view-row")
+        .evaluateAll((trs) =>
+          trs.map((tr) =>
+            Object.fromEntries(
+              [...tr.querySelectorAll("td[data-col]")].map((td) => [
+                td.getAttribute("data-col"),
+                td.textContent.trim(),
+              ]),
+            ),
+          ),
+        );
+      console.log(`# qos rows (${ids.length} runs): ${JSON.stringify(rows)}`);
+      const heads = await page
+        .getByTestId("view-grid")
+        .locator("thead th")
+        .evaluateAll((els) => els.map((e) => e.textContent.trim()));
+      console.log(`# qos headers: ${JSON.stringify(heads)}`);
+      // the units in the headers: IOPS, µs, W and IOPS per watt
+      for (const h of [
+        "IOPS",
+        "p99 latency (µs)",
+        "p99.9 latency (µs)",
+        "Power (W)",
+        "IOPS per watt",
+      ])
+        check(
+          heads.some((x) => x.startsWith(h)),
+          `no ${h} header: ${heads}`,
+        );
+      // the single figure: the search's IOPS at p99 ≤ 1 ms, first in each run's group, its
+      // power and IOPS per watt labelled estimated (the host's meter is datasheet watts)
+      const figures = rows.filter((r) => r.point.startsWith("At the target (p99 ≤ 1 ms)"));
+      check(figures.length === ids.length, `figure rows: ${JSON.stringify(figures)}`);
+      const first = figures[0];
+      const shown = Number(first.iops.replace(/,/g, "").match(/\d+(\.\d+)?/)?.[0]);
+      check(
+        Math.abs(shown - QOS_FIGURE) <= Math.max(1, QOS_FIGURE * 0.005),
+        `IOPS at the target ${first.iops} vs the API's ${QOS_FIGURE}`,
+      );
+      check(
+        first.meets === "yes" && /^QD \d+$/.test(first.qd),
+        `figure row: ${JSON.stringify(first)}`,
+      );
+      check(
+        /\d/.test(first.iops_per_w) && first.iops_per_w.includes("estimated"),
+        `IOPS per watt: ${first.iops_per_w}`,
+      );
+      check(first.power.includes("estimated"), `power: ${first.power}`);
+      // the curve: nine sweep points per run, IOPS against p99 (solid) and p99.9 (dashed), the target
+      // the second run's search missed 1 ms even at QD 1: its row says so, the sweep's QD 2 is the figure
+      const missed = rows.filter((r) => r.point.startsWith("Search (missed the target)"));
+      check(
+        missed.length === ids.length - 1 && missed.every((r) => r.meets === "no"),
+        `missed searches: ${JSON.stringify(missed)}`,
+      );
+      const sweep = rows.filter((r) => r.point.startsWith("Sweep qd"));
+      check(sweep.length === 9 * ids.length, `sweep rows: ${sweep.length}`);
+      const chart = page.getByTestId("view-chart-qos-curve");
+      await chart.scrollIntoViewIfNeeded();
+      const box = await plotBox(chart);
+      check(box && box.height >= 200 && box.width >= 300, `qos plot ${box?.width}×${box?.height}`);
+      const legend = (await chart.textContent()) ?? "";
+      for (const text of [" p99", " p99.9", "target p99 ≤ 1 ms", "IOPS", "Completion latency"])
+        check(legend.includes(text), `qos chart without ${text}: ${legend.slice(0, 400)}`);
+      const lines = await chart.locator(".recharts-line-curve").count();
+      check(lines === 2 * ids.length + 1, `qos chart lines: ${lines}`);
+      await noHorizontalOverflow();
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await shot(name);
+    }
+  });
+
 await run("log out revokes the session token", async () => {
   check((await api("/auth/me", token)).status === 200, "the token works before");
   await page.getByTestId("logout").click();

@@ -7,7 +7,10 @@ In the same session, SNIA PTS (tests/browser/pts_steps.mjs): a second host of th
 queues a PTS short trial on it with the typed key, and the host answers the lease with a PTS
 document the agent's child recorded on a loop device (tests/data/pts/); a Write Saturation run,
 queued through the API and answered the same way, shows its two plots, and a Host Idle Recovery
-run its IOPS per burst over time. The PTS run itself on a loop device is tests/agent/test_pts.py's."""
+run its IOPS per burst over time. The PTS runs themselves on a loop device are
+tests/backend/test_pts.py's. Two runs of the qos-randread-4k preset, queued the same way and
+answered with recorded real sweeps (tests/data/qos), open the QoS view: the figure at the target,
+the curve, IOPS per watt (estimated: the host's estimate meter), the units."""
 
 import json
 import shutil
@@ -22,6 +25,7 @@ from tests.stack import RecordedHost, Stack, recorded_host
 
 PTS_DATA = Path(__file__).parents[1] / "data" / "pts"
 WRITEBACK_DATA = Path(__file__).parents[1] / "data" / "writeback"
+QOS_DATA = Path(__file__).parents[1] / "data" / "qos"
 PTS_DEVICE = {
     "path": "/dev/disk/by-id/nvme-EXAMPLE_SSD_2TB_S0000001",
     "size_bytes": 2_000_398_934_016,
@@ -65,6 +69,7 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
             wsat_id = _pts_run(live, host, json.loads((PTS_DATA / "wsat-trial.json").read_text()))
             hir_id = _pts_run(live, host, json.loads((PTS_DATA / "hir-trial.json").read_text()))
             writeback_id = _writeback_run(live, host, dirs[2])
+            qos_ids, qos_figure = _qos_runs(live, host, dirs[2])
 
             def answer_the_forms_run() -> None:
                 with live.api() as api:
@@ -102,13 +107,18 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
                 IOWATT_PTS_WSAT_RUN_ID=wsat_id,
                 IOWATT_PTS_HIR_RUN_ID=hir_id,
                 IOWATT_WRITEBACK_RUN_ID=writeback_id,
+                IOWATT_QOS_RUN_IDS=",".join(qos_ids),
+                IOWATT_QOS_FIGURE=str(qos_figure),
             )
         assert "log out revokes the session token" in report
         assert "Write Saturation over time and over total GB written" in report
         assert "Host Idle Recovery: IOPS per burst over time" in report
         assert live.wait(live_id)["status"] == "succeeded"
         assert "the page cache panel: Dirty and Writeback beside throughput, with the limits" in report
+        assert "the QoS view: IOPS at the latency target, the curve, IOPS per watt" in report
         for shot in ("M-run-live", "M-run-page", "M-compare-by-target", "M-runs", "M-run-writeback"):
+            _shot(report, tmp_path, shot)
+        for shot in ("M-qos-view", "M-qos-view-2"):
             _shot(report, tmp_path, shot)
         for shot in ("M-new-run-pts", "M-new-run-pts-hir", "M-pts-report", "M-pts-wsat", "M-pts-hir"):
             _shot(report, tmp_path, shot)
@@ -136,6 +146,43 @@ def _writeback_run(live: Stack, host: RecordedHost, target: str) -> str:
     run_id = str(r.json()["id"])
     host.answer(run_id, json.loads((WRITEBACK_DATA / "buffered-write-trial.json").read_text()), load_s=0)
     return run_id
+
+
+def _qos_runs(live: Stack, host: RecordedHost, target: str) -> tuple[list[str], float]:
+    """Two runs of the qos-randread-4k preset queued on the host's directory, as a user queues
+    them, with the host's estimate meter, each answered with a recorded real sweep
+    (tests/data/qos: the preset's job file run by the real engine on ext4 on a loop device behind
+    a blkio read throttle of 20,000 and 40,000 IOPS). Returns their ids and the figure the API's
+    qos view gives the first (IOPS at the target), which the page must show."""
+    host.cli("meters", "set", "plate", "estimate:5,9.5")  # datasheet watts: IOPS per watt, labelled
+    host.report_inventory(devices=[PTS_DEVICE])
+    with live.api() as api:
+        presets = {w["name"]: w["id"] for w in api.get("/workloads", params={"limit": 500}).json()["items"]}
+    ids = []
+    for rate in ("20k", "40k"):
+        body = {
+            "agent_id": host.agent_id,
+            "target_path": target,
+            "idle_s": 0,
+            "workload_id": presets["qos-randread-4k"],
+            "meter": "plate",
+            "name": f"qos-randread-4k behind a {rate} IOPS throttle",
+        }
+        with live.api() as api:
+            r = api.post("/runs", json=body)
+            assert r.status_code == 201, r.text
+        ids.append(str(r.json()["id"]))
+        doc = json.loads((QOS_DATA / f"qos-randread-4k-{rate}.json").read_text())
+        host.answer(ids[-1], doc, load_s=1, idle_s=0)  # the power over the search's last window
+    host.cli("meters", "unset", "plate")  # the form's PTS run below is answered without a meter
+    host.report_inventory(devices=[PTS_DEVICE])
+    with live.api() as api:
+        t = api.get("/views/table", params={"view": "qos", "runs": ids[0]})
+        assert t.status_code == 200, t.text
+    keys = [c["key"] for c in t.json()["columns"]]
+    head = dict(zip(keys, [c["value"] for c in t.json()["rows"][0]["cells"]], strict=True))
+    assert head["meets"] == "yes" and isinstance(head["iops_per_w"], float), head
+    return ids, float(head["iops"])
 
 
 def _pts_run(live: Stack, host: RecordedHost, doc: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from backend.views.loading import Loaded
 from backend.views.schemas import ChartAxis, ChartPoint, ChartSeries, ViewChart, ViewInfo, ViewRow, ViewTable
 
 QOS_PRESETS = ["qos-randread-4k", "qos-randrw-70-30"]
+ESTIMATED = "estimated (datasheet watts, no meter)"
 
 
 @dataclass(frozen=True)
@@ -191,9 +192,14 @@ def _row(
     target: QosTarget | None,
     watts: float | None = None,
     per_w: float | None = None,
+    estimated: bool = False,
 ) -> ViewRow:
-    """One row of a run's group: a point with its depth, IOPS, latencies, verdict and power."""
+    """One row of a run's group: a point with its depth, IOPS, latencies, verdict and power
+    (`estimated`: datasheet watts, labelled beside both figures and in the row's text)."""
     met = meets(p, target) if p is not None and target is not None else None
+    note = ESTIMATED if estimated and watts is not None else None
+    if note:
+        point = f"{point}, estimated power"
     return ViewRow(
         group=label,
         cells=[
@@ -204,8 +210,8 @@ def _row(
             _cell(p.p99_ns if p is not None else None),
             _cell(p.p999_ns if p is not None else None),
             _cell(None if met is None else ("yes" if met else "no")),
-            _cell(watts),
-            _cell(per_w),
+            _cell(watts, note=note),
+            _cell(per_w, note=note if per_w is not None else None),
         ],
     )
 
@@ -242,7 +248,8 @@ def _qos(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTab
             "Power (W)",
             "W",
             "mean power while the search's final window ran (the load's last "
-            "seconds), from the run's meter; empty without one",
+            "seconds), from the run's meter (an estimate meter's datasheet watts marked "
+            "estimated); empty without one",
         ),
         _col("iops_per_w", "IOPS per watt", "IO/s/W", "IOPS at the target divided by that power"),
     ]
@@ -262,9 +269,13 @@ def _qos(info: ViewInfo, runs: list[Loaded], baseline: Loaded | None) -> ViewTab
         head = (
             f"At the target ({target.label()})" if target is not None else "No latency target in the job file"
         )
-        rows.append(_row(label, head, fig, target, watts, per_w))
+        estimated = r.energy is not None and r.energy.estimated
+        rows.append(_row(label, head, fig, target, watts, per_w, estimated))
         if best is not None and best is not fig:
             rows.append(_row(label, "Best sweep point under the target", best, target))
+        search = next((p for p in points if p.search), None)
+        if search is not None and fig is not search:  # the figure is the sweep's: say why
+            rows.append(_row(label, "Search (missed the target)", search, target))
         sweep = sorted((p for p in points if not p.search), key=lambda p: (p.depth or 0, p.name))
         rows += [_row(label, f"Sweep {p.name}", p, target) for p in sweep]
         for key, dashed, name in (("p99_ns", False, "p99"), ("p999_ns", True, "p99.9")):
