@@ -643,6 +643,27 @@ def test_random_trims_each_block_once(engine_bin: Path, loopdev: tuple[str, Path
     assert t["io_bytes"] == 256 * 1024 and t["clat_ns"]["N"] == 64 and t["iops"] > 0
 
 
+@pytest.mark.parametrize("rw", ["trimwrite", "randtrimwrite"])
+def test_trimwrite_io_size_passes_as_fio(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
+    """io_size larger than size: fio's passes each trim and write the region once, and another
+    follows while the trims' and writes' bytes together are short of io_size (keep_running): 64k
+    with io_size=256k is two passes, 32 pairs, in both (the engine did 64 until 2026-12-07)."""
+    dev, _ = loopdev
+    common = [f"--filename={dev}", "--ioengine=psync", "--name=j", f"--rw={rw}", "--bs=4k", "--size=64k",
+              "--io_size=256k"]  # fmt: skip
+    fio_ios, fio_doc = discards(
+        [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common], dev, dev_out(loopdev, "f")
+    )
+    eng_ios, eng_doc = discards([str(engine_bin), "--destructive=1", *common], dev, dev_out(loopdev, "e"))
+    for ios, doc in ((fio_ios, fio_doc), (eng_ios, eng_doc)):
+        assert doc["jobs"][0]["trim"]["total_ios"] == doc["jobs"][0]["write"]["total_ios"] == 32
+        trims = [o for op, o, _ in ios if op == "T"]
+        for half in (trims[:16], trims[16:]):  # each pass trims every block once
+            assert sorted(half) == [i * 4096 for i in range(16)]
+    if rw == "trimwrite":
+        assert eng_ios == fio_ios
+
+
 @pytest.mark.parametrize("rw", ["trim", "randtrim", "trimwrite", "randtrimwrite", "trim:8k"])
 def test_trim_canary(engine_bin: Path, loopdev: tuple[str, Path], rw: str) -> None:
     """Every trim stays inside [offset, offset+size): the canary around the region survives; inside

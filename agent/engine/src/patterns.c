@@ -584,6 +584,8 @@ static int new_pass(struct worker *w, struct patgen *p)
 		more = 1;
 	else if (p->passes < o->loops)
 		more = 1;
+	else if (rw_trimwrite(o->rw)) /* fio's keep_running: the trims' bytes count, io_size once */
+		more = o->io_size > w->issued && o->io_size - w->issued >= opt_max_bs(o);
 	else
 		more = o->io_size && w->budget > w->issued && w->budget - w->issued >= opt_max_bs(o);
 	if (more)
@@ -612,6 +614,15 @@ static int trimwrite_count_reached(const struct worker *w, const struct patgen *
 	if (w->vw && o->do_verify && !o->verify_backlog && !o->verify_only)
 		n += p->prev_writes;
 	return n >= limit;
+}
+
+/* randtrimwrite: the random map's pass is over (each block trimmed and written once), where
+ * fio's pass ends (the map full) and its keep_running decides on another (new_pass) */
+static int rand_pass_done(const struct worker *w, const struct patgen *p)
+{
+	const struct options *o = w->job->o;
+	return rw_is_random(o->rw) && !o->norandommap && !w->map && o->dist == DIST_RANDOM && !o->blockalign[DDIR_WRITE] &&
+	       p->pass_ios && w->perm_i >= w->nblocks;
 }
 
 int pat_next(struct worker *w, struct io_req *r)
@@ -647,6 +658,8 @@ int pat_next(struct worker *w, struct io_req *r)
 			w->issued += r->len;
 			return 0;
 		}
+		if (rand_pass_done(w, p) && !new_pass(w, p))
+			return 1;
 		d = DDIR_TRIM;
 		break;
 	default:
