@@ -4,6 +4,7 @@ Clients show `phrase` and colour by `verdict`; the CSV exports both beside the r
 (docs/contracts.md §5, docs/statistics.md)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from backend.compare.schemas import Better, Change, MetricKind
 
@@ -49,6 +50,15 @@ def change(
 ) -> Change | None:
     """The change of `value` against `baseline` for a metric of this kind and direction; None when
     either is missing or the baseline is not positive (no ratio)."""
+    fields = change_fields(value=value, baseline=baseline, kind=kind, better=better, label=label)
+    return None if fields is None else Change(**fields)
+
+
+def change_fields(
+    *, value: float | None, baseline: float | None, kind: MetricKind, better: Better, label: str
+) -> dict[str, Any] | None:
+    """`change`'s fields as a dict: a comparison's table validates its ~18,000 cells with their
+    Metric rows (one pydantic call per row, not one per cell: docs/benchmarks.md § A million runs)."""
     if value is None or baseline is None or not baseline > 0 or value < 0:
         return None
     ratio = value / baseline
@@ -57,10 +67,10 @@ def change(
     noun = _noun(label) if kind == "efficiency" else words.noun
     factor = max(ratio, 1.0 / ratio) if ratio > 0 else None
     if abs(pct) < SAME_PCT:
-        return Change(ratio=ratio, pct_change=pct, factor=factor, verdict="same", phrase="same")
+        return {"ratio": ratio, "pct_change": pct, "factor": factor, "verdict": "same", "phrase": "same"}
     up = ratio > 1.0
     verdict = "better" if up == (better == "higher") else "worse"
     word = words.up if up else words.down
     amount = _factor_text(factor) if factor is not None and factor >= FACTOR_FROM else _pct_text(abs(pct))
     phrase = f"{amount} {word} {noun}" if noun else f"{amount} {word}"
-    return Change(ratio=ratio, pct_change=pct, factor=factor, verdict=verdict, phrase=phrase)
+    return {"ratio": ratio, "pct_change": pct, "factor": factor, "verdict": verdict, "phrase": phrase}

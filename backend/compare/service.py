@@ -2,6 +2,7 @@
 baseline column, repeat statistics, a comparability verdict and validity flags."""
 
 import io
+import operator
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -15,7 +16,7 @@ from backend.campaign import matrix as campaign_matrix
 from backend.compare import fingerprint as fp
 from backend.compare import repository as compare_repo
 from backend.compare import stats as st
-from backend.compare.change import change
+from backend.compare.change import change_fields
 from backend.compare.schemas import (
     Better,
     Column,
@@ -31,7 +32,6 @@ from backend.compare.schemas import (
     LatencyCurves,
     Metric,
     MetricKind,
-    StatsRead,
     ValidityFlag,
 )
 from backend.compare.validity import flags_for, inventory_of
@@ -261,23 +261,30 @@ def _metric(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
     means = [d.mean if d else None for d in described]
     b = means[base]
     base_stats = described[base]
-    return Metric(
-        key=m.key,
-        label=m.label,
-        unit=m.unit,
-        kind=m.kind,
-        better=m.better,
-        direction=m.direction,
-        percentile=m.percentile,
-        higher_is_better=m.better == "higher",
-        values=means,
-        ratios=[v / b if v is not None and b else None for v in means],
-        changes=[
-            None if i == base else change(value=v, baseline=b, kind=m.kind, better=m.better, label=m.label)
-            for i, v in enumerate(means)
-        ],
-        stats=[StatsRead(**vars(d)) if d else None for d in described],
-        within_noise=[st.within_noise(d, base_stats) for d in described],
+    # the cells (a change and statistics per column) go in as dicts and are validated with their
+    # row in one pydantic call: a 200-run comparison has ~18,000 of them, and a model built per
+    # cell cost more than the row's validation (docs/benchmarks.md § A million runs, session 24)
+    return Metric.model_validate(
+        {
+            "key": m.key,
+            "label": m.label,
+            "unit": m.unit,
+            "kind": m.kind,
+            "better": m.better,
+            "direction": m.direction,
+            "percentile": m.percentile,
+            "higher_is_better": m.better == "higher",
+            "values": means,
+            "ratios": [v / b if v is not None and b else None for v in means],
+            "changes": [
+                None
+                if i == base
+                else change_fields(value=v, baseline=b, kind=m.kind, better=m.better, label=m.label)
+                for i, v in enumerate(means)
+            ],
+            "stats": [vars(d) if d else None for d in described],
+            "within_noise": [st.within_noise(d, base_stats) for d in described],
+        }
     )
 
 
@@ -638,12 +645,12 @@ def _job_metrics(
         names += [j.name for j in jobs[r.id] if j.name not in names]
     # one pass over the jobs: each job's metric values read once, filed by job name and column
     # (in run order, then job order: the order the statistics' values keep)
-    keys = [m.key for m in METRICS]
+    values_of = operator.attrgetter(*(m.key for m in METRICS))  # a job's values as one tuple
     rows: dict[str, list[list[tuple[Any, ...]]]] = {name: [[] for _ in cols] for name in names}
     for ci, (_, _, rs) in enumerate(cols):
         for r in rs:
             for j in jobs[r.id]:
-                rows[j.name][ci].append(tuple(getattr(j, k) for k in keys))
+                rows[j.name][ci].append(values_of(j))
     out = []
     for name in names:
         metrics = []

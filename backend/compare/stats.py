@@ -71,6 +71,11 @@ def describe(values: Sequence[float | None], *, positive: bool = True) -> Stats 
     """Mean, stdev, CV and the 95 % CI of the mean. `positive`: the quantity cannot be negative
     (every compare metric): the interval is mean ×/÷ exp(t · se / mean), [0, 0] when every value
     is 0. A negative value among them (not a positive quantity after all) falls back to mean ± t · se."""
+    if len(values) == 1:  # a column of one run (most of a comparison by device): no spread
+        v = values[0]
+        if v is None or not math.isfinite(v):
+            return None
+        return Stats(1, float(v), None, None, None, None, None, [float(v)])
     vals = [float(v) for v in values if v is not None and math.isfinite(v)]
     if not vals:
         return None

@@ -2,14 +2,16 @@
 crosses zero, the point estimate lies inside it, and a change reads the way the metric points."""
 
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from backend.compare.change import change
-from backend.compare.service import ENERGY_METRICS, METRICS
-from backend.compare.stats import describe, repeats_for, t95
+from backend.compare.schemas import Metric, StatsRead
+from backend.compare.service import ENERGY_METRICS, METRICS, MetricDef, _metric
+from backend.compare.stats import describe, repeats_for, t95, within_noise
 
 # positive, skewed quantities over the ranges iowatt sees: ns latencies, IO/s, B/s, %, W, J
 positive = hst.floats(min_value=1e-6, max_value=1e13, allow_nan=False, allow_infinity=False)
@@ -108,3 +110,58 @@ def test_every_metric_kind_has_words() -> None:
         assert up and down and up.phrase.startswith("3×") and down.phrase.startswith("3×")
         assert {up.verdict, down.verdict} == {"better", "worse"}
         assert up.verdict == ("better" if m.better == "higher" else "worse")
+
+
+def _metric_built_per_cell(m: MetricDef, per_col: list[list[float]], base: int) -> Metric:
+    """The comparison row as it was built before session 24: a Change and a StatsRead model per
+    cell, each column's statistics through describe's general path (the single-value shortcut
+    bypassed: a None is dropped there, as before)."""
+    described = [describe([*v, None]) for v in per_col]
+    means = [d.mean if d else None for d in described]
+    b = means[base]
+    return Metric(
+        key=m.key,
+        label=m.label,
+        unit=m.unit,
+        kind=m.kind,
+        better=m.better,
+        direction=m.direction,
+        percentile=m.percentile,
+        higher_is_better=m.better == "higher",
+        values=means,
+        ratios=[v / b if v is not None and b else None for v in means],
+        changes=[
+            None if i == base else change(value=v, baseline=b, kind=m.kind, better=m.better, label=m.label)
+            for i, v in enumerate(means)
+        ],
+        stats=[StatsRead(**vars(d)) if d else None for d in described],
+        within_noise=[within_noise(d, described[base]) for d in described],
+    )
+
+
+def test_a_comparison_row_is_the_same_json_as_when_each_cell_was_a_model() -> None:
+    """_metric validates its cells as dicts with their row and describe takes a shortcut for one
+    value (a 200-run comparison's CPU, docs/benchmarks.md § A million runs, session 24): the JSON
+    is byte for byte the per-cell models' on generated rows of every metric, with columns of one
+    run, of repeats, of zeros, empty, a zero or missing baseline, huge and tiny values, inf/nan."""
+    rnd = random.Random(24)
+
+    def value() -> float:
+        return rnd.choice([0.0, 1e-9, 3.0, 1e13, rnd.uniform(0, 2e6), rnd.lognormvariate(8, 3), math.inf])
+
+    def column() -> list[float]:
+        n = rnd.choice([0, 1, 1, 1, 2, 3, 7])
+        same = value()
+        return [same if rnd.random() < 0.2 else value() for _ in range(n)]
+
+    rows = 0
+    for m in METRICS + ENERGY_METRICS:
+        for _ in range(25):
+            per_col = [column() for _ in range(rnd.choice([1, 2, 5, 40]))]
+            if rnd.random() < 0.1:
+                per_col = [[math.nan, *c] for c in per_col]
+            base = rnd.randrange(len(per_col))
+            new, old = _metric(m, per_col, base), _metric_built_per_cell(m, per_col, base)
+            assert new.model_dump_json() == old.model_dump_json(), (m.key, per_col, base)
+            rows += 1
+    assert rows == 25 * (len(METRICS) + len(ENERGY_METRICS))
