@@ -7,17 +7,20 @@ edited not to reach steady state; Host Idle Recovery's, tests/data/pts/hir-trial
 every wait state on a throttled loop device, recorded the same way); Write Saturation's,
 tests/data/pts/wsat-trial.json. Three trials end to end with the real engine on a loop device
 (tests/agent/test_pts.py's fixtures), each queued with both keys, leased, run, uploaded and
-reported: the IOPS test at its smallest scale through the agent's own loop (AgentLoop against this
-app), Write Saturation and Host Idle Recovery by the agent's child behind a blkio write throttle."""
+reported, each behind a blkio write throttle (the engine's CPU small): the IOPS test at its
+smallest scale through the agent's own loop (AgentLoop against this app), Write Saturation and Host
+Idle Recovery by the agent's child."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import io
 import json
 import os
 import uuid
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -398,22 +401,35 @@ def test_a_write_saturation_trial_end_to_end_on_a_throttled_loop_device(
 
 
 @pytest.fixture
-def plain_device(request: pytest.FixtureRequest) -> Any:
-    """tests/agent/test_pts.py's loop device, unthrottled: (link, device, its original bytes)."""
-    import tests.agent.test_pts as agent_pts
+def throttled_with_original(request: pytest.FixtureRequest, throttled_device: Any) -> Any:
+    """The throttled loop device with its original bytes: (link, device, original, cgroup)."""
+    link, dev, cg = throttled_device
+    return link, dev, request.getfixturevalue("loop_device")[2], cg
 
-    if agent_pts.needs_loop.args[0]:
-        pytest.skip("needs root, losetup, blkdiscard and the real engine")
-    return request.getfixturevalue("loop_device")
+
+@contextlib.contextmanager
+def in_cgroup(cg: Path) -> Iterator[None]:
+    """This process (and what it starts meanwhile) in the blkio cgroup `cg`, then back in its own."""
+    own = next(
+        line.split(":", 2)[2]
+        for line in Path("/proc/self/cgroup").read_text().splitlines()
+        if ":blkio:" in line
+    )
+    (cg / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    try:
+        yield
+    finally:
+        (Path("/sys/fs/cgroup/blkio") / own.lstrip("/") / "cgroup.procs").write_text(f"{os.getpid()}\n")
 
 
 @pytest.mark.early  # ~6 s: the preconditioning and five 1-second rounds
 def test_a_short_iops_trial_end_to_end_through_the_agent_on_a_loop_device(
-    client: TestClient, session: Session, tmp_path: Path, plain_device: Any
+    client: TestClient, session: Session, tmp_path: Path, throttled_with_original: Any
 ) -> None:
     """The IOPS test at its smallest scale (one element, RND 4 KiB writes, 1-second rounds, at
     most 5): queued with both keys, leased and run by the agent's own loop (AgentLoop: the host's
-    policy judged, PtsRunner's child, the real engine) against this app, uploaded by it and
+    policy judged, PtsRunner's child, the real engine; this process in the device's 500 IOPS write
+    throttle meanwhile, so the child and its engines are too) against this app, uploaded by it and
     reported: purge by discard, workload-independent preconditioning (2 x the region), every round
     kept, the verdict libs/workload's rule gives over them, the report's window and the CSV."""
     from iowatt_agent.client import ApiClient
@@ -425,7 +441,7 @@ def test_a_short_iops_trial_end_to_end_through_the_agent_on_a_loop_device(
     from tests.agent.test_loop import REAL_ENGINE
     from tests.agent.test_real_server import bridge
 
-    link, dev, original = plain_device
+    link, dev, original, cg = throttled_with_original
     size = len(original)
     state = tmp_path / "state"
     u, a, run_id = _queued_on_device(client, session, state, link, dict(TRIAL["pts"]))
@@ -441,7 +457,8 @@ def test_a_short_iops_trial_end_to_end_through_the_agent_on_a_loop_device(
     )
     lease = loop.lease_once()
     assert lease is not None and str(lease.run_id) == str(run_id)
-    assert loop.execute(lease) == "result"
+    with in_cgroup(cg):  # the agent's child and its engines behind the write throttle
+        assert loop.execute(lease) == "result"
     stored = session.get(RunResult, run_id)
     assert stored is not None
     doc = stored.engine_result
