@@ -377,6 +377,11 @@ int pat_active(const struct options *o)
 /* rw=trim, randtrim, trimwrite or randtrimwrite and nothing else of the generator's: a multi-file
  * job takes it through the plain generator (worker.c), whose offsets are the writes' (fio's trims
  * take the writes' values); trimwrite's writes follow each file's trims (multifile.c) */
+int pat_trims_only(const struct options *o)
+{
+	return trims_only(o);
+}
+
 static int trims_only(const struct options *o)
 {
 	int rnd = rw_is_random(o->rw);
@@ -569,7 +574,7 @@ static int next_off(struct worker *w, struct patgen *p, int d, uint64_t *len, ui
 		/* at the end of the file fio falls back to a random offset */
 	}
 	*rel = rand_off(w, p, d, len);
-	return 0;
+	return *rel == OFF_PASS_END; /* the map's pass is over where fio's is (map_claim_units) */
 }
 
 /* A pass ended early (a hole pattern reached the end, number_ios): another one while fio's

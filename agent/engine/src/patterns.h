@@ -38,6 +38,8 @@ void pat_copy(struct patgen *dst, const struct patgen *src);
 /* from worker.c: the plain generator's pieces the patterns reuse */
 uint64_t worker_pick_bs(struct worker *w, int ddir);
 uint64_t worker_rand_off(struct worker *w, uint64_t *bs, int ddir);
+#define OFF_PASS_END UINT64_MAX /* worker_rand_off: fio would end the pass here (map_claim_units) */
+int pat_trims_only(const struct options *o); /* trims of the writes' sizes and offsets, nothing else */
 /* a size drawn from the direction's bsrange, as fio (pick_size) */
 uint64_t pat_bsrange_draw(struct worker *w, int d);
 

@@ -475,7 +475,6 @@ static uint64_t map_claim(struct worker *w, uint64_t bs, uint64_t *blk, int ddir
 	return n < want ? n * w->minbs : bs;
 }
 
-#define OFF_PASS_END UINT64_MAX /* rand_off_d: fio would end the pass here (map_claim_units) */
 
 /* fio's map when the two directions' smallest sizes differ (bs=4k,64k; bssplit=4k/50:16k/50,64k):
  * the map has a bit per smallest block of the job, but each direction draws its block in units of
@@ -683,7 +682,8 @@ int worker_setup_offsets(struct worker *w)
 		for (int d = 0; d < 2; d++) {
 			m[d] = o->nbssplit[d] ? opt_bssplit_min(o, d) : o->bs[d];
 		}
-		for (int d = 0; d < 2 && m[0] != m[1] && !pat_active(o); d++) /* map_claim_units */
+		/* map_claim_units; trims draw as writes (fio: bs=4k,8k trims 8k blocks in 8k units) */
+		for (int d = 0; d < 2 && m[0] != m[1] && (!pat_active(o) || pat_trims_only(o)); d++)
 			w->dunit[d] = m[d];
 	}
 	if (o->dist != DIST_RANDOM && distgen_init(&w->dg, o->dist, o->dist_param, w->nblocks) < 0)
