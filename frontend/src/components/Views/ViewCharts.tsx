@@ -1,5 +1,6 @@
 import { fromBaseUnit } from "../../lib/format";
 import type { ViewChart, ViewTable } from "../../queries/views";
+import { tickNumber } from "../charts/axis";
 import { MultiLineChart } from "../charts/MultiLineChart";
 
 /** Powers of two across the data, for doubling sweeps (block sizes, thread counts). */
@@ -79,7 +80,7 @@ export function ViewCharts({
                 unit: xUnit,
                 log: c.x.log,
                 ticks,
-                format: xUnit === "KiB" ? kib : undefined,
+                format: xUnit === "KiB" ? kib : tickNumber,
               }}
               y={{ label: c.y.label, unit: yUnit, log: c.y.log }}
               series={series.map((s, i) => ({

@@ -9,7 +9,7 @@ import {
   YAxis,
 } from "recharts";
 import { sig3 } from "../../lib/format";
-import { tickNumber } from "./axis";
+import { niceTicks, tickNumber } from "./axis";
 import { type ErrorDistances, tooltipValue } from "./interval";
 import { colorAt, lineDash } from "./palette";
 import { SeriesKey } from "./SeriesKey";
@@ -89,6 +89,12 @@ export function MultiLineChart({
     !x.log && xs.length > 0 && xFmt(xLo) === xFmt(xHi)
       ? [Math.floor(xLo), Math.max(Math.ceil(xHi), Math.floor(xLo) + 1)]
       : ["dataMin", "dataMax"];
+  // a linear axis over the data's range: round-numbered ticks (15k, 20k, …), not Recharts' even
+  // split of min..max (15453, 21953, …)
+  const xNice =
+    !x.log && !x.ticks && typeof xDomain[0] === "string" && xs.length > 1
+      ? niceTicks(xLo, xHi, 6)
+      : [];
   const chart = (
     <LineChart
       margin={{ top: 8, right: 24, bottom: 24, left: 24 }}
@@ -101,7 +107,7 @@ export function MultiLineChart({
         type="number"
         scale={x.log ? "log" : "auto"}
         domain={xLog ? xLog.domain : xDomain}
-        ticks={x.ticks ?? xLog?.ticks}
+        ticks={x.ticks ?? xLog?.ticks ?? (xNice.length >= 2 ? xNice : undefined)}
         allowDataOverflow={!!x.log}
         tickFormatter={xFmt}
         allowDuplicatedCategory={false}

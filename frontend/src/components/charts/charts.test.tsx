@@ -1,5 +1,6 @@
 import { render } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
+import { tickNumber } from "./axis";
 import { ChangeBarChart, changeChartHeight, VERDICT_COLOR } from "./ChangeBarChart";
 import { DualAxisLineChart } from "./DualAxisLineChart";
 import { GroupedBarChart, PLOT_HEIGHT } from "./GroupedBarChart";
@@ -143,6 +144,32 @@ describe("MultiLineChart x axis", () => {
     ].map((t) => t.textContent);
     expect(ticks.length).toBeGreaterThan(1);
     expect(new Set(ticks).size).toBe(ticks.length);
+  });
+});
+
+describe("MultiLineChart linear x axis", () => {
+  it("ticks at round numbers, not an even split of the data's range (15453, 21953, …)", () => {
+    const { container } = render(
+      <MultiLineChart
+        series={[
+          {
+            key: "a",
+            label: "p99",
+            points: [
+              { x: 15453.1, y: 900 },
+              { x: 40161.4, y: 4000 },
+            ],
+          },
+        ]}
+        x={{ label: "IOPS", unit: "IO/s", format: tickNumber }}
+        y={{ label: "latency", unit: "µs" }}
+        width={600}
+      />,
+    );
+    const ticks = [
+      ...container.querySelectorAll('.recharts-cartesian-axis-tick-value[orientation="bottom"]'),
+    ].map((t) => t.textContent);
+    expect(ticks).toEqual(["20k", "25k", "30k", "35k", "40k"]);
   });
 });
 
