@@ -741,6 +741,21 @@ def test_trims_of_a_file_fail_with_enotty_as_fio(engine_bin: Path, data: Path) -
     assert data.read_bytes() == before
 
 
+def test_number_ios_skips_failed_trims_as_fio(engine_bin: Path, scratch: Path) -> None:
+    """fio's number_ios counts the I/Os that did not fail (io_blocks): trimwrite on a file with
+    ENOTTY ignored counts its writes only, 12 pairs for number_ios=6, and with loops=2 two whole
+    passes of 16 (trimwrite's count per pass): in both tools (the engine did 6 and 24 before)."""
+    for loops, pairs in ((1, 12), (2, 32)):
+        args = ["--name=j", "--rw=trimwrite", "--bs=4k", "--size=64k", "--number_ios=6", f"--loops={loops}",
+                "--ignore_error=,ENOTTY"]  # fmt: skip
+        fio = [FIO or "fio", FIO_CLOCK, "--output-format=json", f"--filename={scratch / 'f.dat'}", *args]
+        f = subprocess.run(fio, capture_output=True, text=True, timeout=60)
+        r = run_engine(engine_bin, f"--filename={scratch / 'e.dat'}", *args, check=False)
+        for doc in (r.doc, json.loads(f.stdout[f.stdout.index("{") :])):
+            j = doc["jobs"][0]
+            assert (j["trim"]["total_ios"], j["write"]["total_ios"], j["error"]) == (pairs, pairs, 25), loops
+
+
 def test_trim_refusals(engine_bin: Path, data: Path, loopdev: tuple[str, Path]) -> None:
     dev, _ = loopdev
     r = run_engine(engine_bin, f"--filename={dev}", "--name=j", "--rw=randtrim", "--size=64k", check=False)

@@ -205,8 +205,12 @@ static inline void account(struct worker *w, struct io_req *r, uint64_t t_done, 
 			ctl_dump_io_error(w->job->o, w->mfw ? w->job->mf->files[w->mfw->st[r->fidx].file].tgt.path
 							    : w->job->tgt.path,
 					  (int)-r->res, r->ddir, r->off, r->len);
-		if (goes_on)
+		if (goes_on) {
+			/* fio's number_ios counts the I/Os that did not fail (io_blocks) and those queued */
+			if (w->measuring && w->nios && !w->vw)
+				w->nios--;
 			return;
+		}
 		if (!w->err) {
 			w->err = (int)r->res;
 			snprintf(w->errmsg, sizeof(w->errmsg), "%s at offset %llu: %s",
