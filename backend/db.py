@@ -59,21 +59,44 @@ _slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
 
 
 async def get_session() -> AsyncIterator[Session]:
-    """FastAPI dependency: the request's unit of work (exit code runs before the response), as a
-    sync generator dependency would run it (enter on the threadpool, exit on a thread of its own),
-    once one of REQUEST_SESSIONS slots is free."""
-    # FastAPI is imported here, not at the top: the worker and `iowatt-server` use this module
+    """FastAPI dependency: the request's unit of work (exit code runs before the response), once
+    one of REQUEST_SESSIONS slots is free. Entered on the event loop: making the session does no
+    I/O (it takes its connection at its first statement, on the thread that runs it), so it needs
+    no hop to the threadpool (one per request less, bench/load/route_cpu.py); its end (commit or
+    rollback, close) does I/O and runs on a thread, as FastAPI runs a sync generator dependency's
+    exit (contextmanager_in_threadpool: shielded from cancellation, on a limiter of its own, the
+    route's error raised again after the rollback)."""
+    # anyio is imported here, not at the top: the worker and `iowatt-server` use this module
     # without serving a request (tests/backend/test_startup_imports.py)
-    from fastapi.concurrency import contextmanager_in_threadpool
+    import anyio
+    import anyio.to_thread
 
     loop = asyncio.get_running_loop()
     slots = _slots.get(loop)
     if slots is None:
         slots = _slots[loop] = asyncio.Semaphore(REQUEST_SESSIONS)
-    async with slots, contextmanager_in_threadpool(unit_of_work()) as session:
-        yield session
+    async with slots:
+        work = unit_of_work()
+        session = work.__enter__()
+        # the exit waits for no threadpool slot (a limiter of its own, as FastAPI's): a request
+        # holding a pooled connection must be able to give it back while every thread is busy
+        exit_limiter = anyio.CapacityLimiter(1)
+        try:
+            yield session
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                ok = await anyio.to_thread.run_sync(
+                    work.__exit__, type(exc), exc, exc.__traceback__, limiter=exit_limiter
+                )
+            if not ok:
+                raise
+        else:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(work.__exit__, None, None, None, limiter=exit_limiter)
 
 
-def get_session_factory() -> sessionmaker[Session]:
-    """FastAPI dependency for routes that manage short transactions themselves (long-polls)."""
+async def get_session_factory() -> sessionmaker[Session]:
+    """FastAPI dependency for routes that manage short transactions themselves (long-polls). A
+    coroutine (no I/O): a sync one was a hop to the threadpool for every long-poll look and
+    `GET /health`."""
     return get_sessionmaker()

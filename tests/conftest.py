@@ -227,9 +227,13 @@ def client(app_client: TestClient, session: Session, connection: Connection) -> 
             raise
 
     factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+
+    async def _factory() -> sessionmaker[Session]:  # a coroutine as get_session_factory: no hop
+        return factory
+
     app.dependency_overrides.clear()
     app.dependency_overrides[get_session] = _session
-    app.dependency_overrides[get_session_factory] = lambda: factory
+    app.dependency_overrides[get_session_factory] = _factory
     c.cookies.clear()
     try:
         yield c
