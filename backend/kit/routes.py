@@ -5,12 +5,21 @@ The body limit picks its limit by it before routing, and the request log labels 
 each used to scan every route (FastAPI >= 0.137 builds each included router's route contexts on
 the way), about 0.5 ms of an API process's CPU per request, twice. Routes do not change once an
 app serves, so a router's answers are kept per (method, path), a bounded number of them: an
-agent's lease and heartbeat paths, the UI's pages, repeat constantly."""
+agent's lease and heartbeat paths, the UI's pages, repeat constantly.
+
+A path's UUID segments (an agent's, a run's id) do not change its route when no route can tell two
+UUIDs apart (every path segment of every route either literal text that is no UUID or a whole
+parameter: `{agent_id}`, `{p:path}`): then the answer is kept once per shape of path
+(`/api/v1/agents/<uuid>/heartbeat`), not once per agent and per run. With one answer per agent
+and per run, 1,000 agents' heartbeats and long-polls filled the kept answers at 2,000 and every
+run's paths added more (past MAX_KEPT all dropped), each first sight a scan of the routes."""
 
 import contextlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from fastapi import routing as fastapi_routing
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette._utils import get_route_path
 from starlette.routing import BaseRoute, Match, Mount, Route, WebSocketRoute
@@ -18,12 +27,35 @@ from starlette.types import Scope
 
 MAX_KEPT = 4096  # per router: past it the kept answers are dropped and found again
 _UNMATCHED = ""
+_UUID = re.compile(
+    r"(?<=/)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?=/|$)"
+)
+_UUID_SHAPE = "<uuid>"  # a request's path with this text itself is kept by its own path
+_WHOLE_PARAM = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(:(str|path|uuid))?\}")
 
 
 class _Kept:
     def __init__(self, routes: Sequence[BaseRoute]) -> None:
         self.count = len(routes)
         self.answers: dict[tuple[str, str], str] = {}
+        self.by_shape = _uuid_blind(routes)
+
+
+def _uuid_blind(routes: Sequence[BaseRoute]) -> bool:
+    """Whether no route can tell two UUIDs apart in a path segment: every segment of every route's
+    path is literal text that is not a UUID or one whole parameter that takes any segment (any
+    UUID) or any rest of the path; a route whose path is not known this way makes it False."""
+    for route in fastapi_routing.iter_route_contexts(routes):  # not a scan for a match: no count
+        fmt = getattr(route, "path_format", None)
+        if not isinstance(fmt, str) or not fmt.startswith("/"):
+            return False
+        for segment in fmt.split("/"):
+            if "{" in segment or "}" in segment:
+                if not _WHOLE_PARAM.fullmatch(segment):
+                    return False
+            elif _UUID.search("/" + segment):  # a literal segment that is a UUID
+                return False
+    return True
 
 
 def template(scope: Scope, routes: Sequence[BaseRoute], owner: Any) -> str | None:
@@ -35,7 +67,9 @@ def template(scope: Scope, routes: Sequence[BaseRoute], owner: Any) -> str | Non
         kept = _Kept(routes)
         with contextlib.suppress(AttributeError):  # an owner taking no attribute: found every time
             owner._iowatt_templates = kept
-    key = (str(scope.get("method", "")), str(scope.get("path", "")))
+    raw = str(scope.get("path", ""))
+    shaped = kept.by_shape and _UUID_SHAPE not in raw
+    key = (str(scope.get("method", "")), _UUID.sub(_UUID_SHAPE, raw) if shaped else raw)
     found = kept.answers.get(key)
     if found is None:
         found = _UNMATCHED

@@ -2,6 +2,7 @@
 per method and path, the same answer as a scan of the routes."""
 
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -144,3 +145,74 @@ def test_the_prefilter_follows_routes_added_after_the_include() -> None:
     assert included.matches(_scope(app, "GET", "/api/b"))[0] == match.FULL
     assert included.matches(_scope(app, "POST", "/api/b"))[0] == match.PARTIAL
     assert included.matches(_scope(app, "GET", "/api/c"))[0] == match.NONE
+
+
+def test_uuid_segments_are_kept_once_per_shape_of_path(
+    monkeypatch: pytest.MonkeyPatch, app_client: Any
+) -> None:
+    """An agent's and a run's id in a path: one scan of the routes per shape of path, not per agent
+    and per run (1,000 agents' heartbeats and polls), with each path's own answer; an app with a
+    route that can tell two UUIDs apart keeps every path by itself."""
+    app = FastAPI()
+
+    @app.post("/api/v1/agents/{agent_id}/heartbeat")
+    def heartbeat(agent_id: str) -> str:
+        return agent_id
+
+    @app.get("/api/v1/runs/export")
+    def export() -> None:
+        return None
+
+    @app.get("/api/v1/runs/{run_id}")
+    def get_run(run_id: str) -> str:
+        return run_id
+
+    scans: list[int] = []
+    real = fastapi_routing.iter_route_contexts
+
+    def counting(routes: Any) -> Any:
+        scans.append(1)
+        return real(routes)
+
+    r = app.router
+    assert (
+        kit_routes.template(_scope(app, "GET", "/api/v1/runs/export"), r.routes, r) == "/api/v1/runs/export"
+    )
+    monkeypatch.setattr(kit_routes, "iter_route_contexts", counting)
+    ids = [str(uuid.uuid4()) for _ in range(50)] + [str(uuid.uuid4()).upper()]
+    for i in ids:
+        hb = _scope(app, "POST", f"/api/v1/agents/{i}/heartbeat")
+        assert kit_routes.template(hb, r.routes, r) == "/api/v1/agents/{agent_id}/heartbeat"
+        assert (
+            kit_routes.template(_scope(app, "GET", f"/api/v1/runs/{i}"), r.routes, r)
+            == "/api/v1/runs/{run_id}"
+        )
+        assert kit_routes.template(_scope(app, "GET", f"/api/v1/agents/{i}/heartbeat"), r.routes, r) is None
+    assert len(scans) == 3  # a shape each: POST and GET of the heartbeat's, GET of a run's
+    assert (
+        kit_routes.template(_scope(app, "GET", "/api/v1/runs/export"), r.routes, r) == "/api/v1/runs/export"
+    )
+    assert (
+        kit_routes.template(_scope(app, "GET", "/api/v1/runs/not-an-id"), r.routes, r)
+        == "/api/v1/runs/{run_id}"
+    )
+    # the shape's own text in a path (percent-decoded by the server) is kept by that path
+    assert kit_routes.template(_scope(app, "GET", "/api/v1/runs/<uuid>/x"), r.routes, r) is None
+    hb = _scope(app, "POST", f"/api/v1/agents/{ids[0]}/heartbeat")
+    assert kit_routes.template(hb, r.routes, r) == "/api/v1/agents/{agent_id}/heartbeat"
+    assert len(scans) == 5
+
+    telling = FastAPI()
+
+    @telling.get("/x/{n}a")  # a UUID ending in `a` is its path
+    def x(n: str) -> str:
+        return n
+
+    t = telling.router
+    scans.clear()
+    ending_a, ending_b = "0b7c3c1e-5f3a-4c1a-9d2e-2f1b8f9a7c1a", "0b7c3c1e-5f3a-4c1a-9d2e-2f1b8f9a7c1b"
+    assert kit_routes.template(_scope(telling, "GET", f"/x/{ending_a}"), t.routes, t) == "/x/{n}a"
+    assert kit_routes.template(_scope(telling, "GET", f"/x/{ending_b}"), t.routes, t) is None
+    assert len(scans) == 2  # each path scanned
+    # the server's own routes tell no two UUIDs apart: its paths are kept by shape
+    assert kit_routes._uuid_blind(app_client.app.router.routes)
