@@ -63,7 +63,7 @@ def test_compose_services_healthchecks_and_build_files() -> None:
         assert "healthcheck" in services[name], name
     assert "iowatt-server migrate &&" in " ".join(services["api"]["command"])  # stops on a failure
     assert "backend.serve" in " ".join(services["api"]["command"])  # N API processes (ADR 0016)
-    for name in ("api", "worker", "beat", "agent", "agent-device"):
+    for name in ("api", "worker", "beat", "agent", "agent-device", "agent-dist"):
         dockerfile = services[name]["build"]["dockerfile"]
         assert (ROOT / dockerfile).is_file(), dockerfile
     assert (ROOT / "worker" / "app.py").is_file()
@@ -228,7 +228,8 @@ def test_compose_has_limits_log_rotation_health_checks_and_v2_syntax() -> None:
         # (the spec's place for it: Compose v2 refuses a service-level pids_limit beside
         # deploy.resources.limits as "distinct values", whatever they are)
         assert "pids_limit" not in svc, name
-        assert "healthcheck" in svc, name
+        if name != "agent-dist":  # a one-shot: it copies and exits
+            assert "healthcheck" in svc, name
     api = doc["services"]["api"]
     assert api["shm_size"]  # Chromium's /dev/shm
     dockerfile = (ROOT / "deploy" / "Dockerfile.server").read_text()
@@ -281,12 +282,13 @@ def test_compose_config_validates_and_refuses_to_start_without_secrets(tmp_path:
 
 
 def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_path: Path) -> None:
-    """The api service mounts ./dist/agent (make agent-dist) read-only where IOWATT_AGENT_DIST_DIR
-    points, and the certificate named by IOWATT_AGENT_TLS_CERT_FILE (else /dev/null: no pins)."""
+    """The api service mounts the agent-dist volume (the bundles compose builds: the next test)
+    read-only where IOWATT_AGENT_DIST_DIR points, and the certificate named by
+    IOWATT_AGENT_TLS_CERT_FILE (else /dev/null: no pins)."""
     api = compose()["services"]["api"]
     env = api["environment"]
     mounts = {str(v).rsplit(":", 2)[1]: str(v) for v in api["volumes"]}  # SOURCE:TARGET:ro
-    assert mounts[env["IOWATT_AGENT_DIST_DIR"]] == f"./dist/agent:{env['IOWATT_AGENT_DIST_DIR']}:ro"
+    assert mounts[env["IOWATT_AGENT_DIST_DIR"]] == f"agent-dist:{env['IOWATT_AGENT_DIST_DIR']}:ro"
     cert = mounts[env["IOWATT_AGENT_TLS_CERT_FILE"]]
     assert cert.startswith("${IOWATT_AGENT_TLS_CERT_FILE:-/dev/null}:") and cert.endswith(":ro")
     # Caddy's root, the one file the agent profiles mount too (never the caddy volume: its CA key)
@@ -313,6 +315,78 @@ def test_compose_serves_the_agent_bundles_and_pins_only_a_given_certificate(tmp_
         }
         assert binds["/etc/iowatt/agent-tls.crt"] == (given or "/dev/null", True)
         assert binds["/etc/iowatt/agent-tls-ca.crt"] == (ca_file, True)
+
+
+def test_compose_builds_the_portable_agent_bundles_it_serves(tmp_path: Path) -> None:
+    """Compose builds the bundles `make agent-dist` builds (issue 27): deploy/Dockerfile.agent-dist's
+    Debian 11 stage runs the build root's steps, agent/packaging/buildroot-steps.sh, which buildroot.sh
+    runs in the root it makes (one copy of the OpenSSL and CPython recipe), then build.sh frozen in
+    place; the one-shot agent-dist service publishes the image's files into the volume the api
+    serves read-only, each whole and renamed into place. There is no Docker engine here: this holds
+    the wiring, and the publishing script runs for real."""
+    packaging = ROOT / "agent" / "packaging"
+    steps, buildroot = packaging / "buildroot-steps.sh", packaging / "buildroot.sh"
+    publish = ROOT / "deploy" / "agent-dist-publish.sh"
+    for script in (steps, buildroot, packaging / "build.sh", publish):
+        subprocess.run(["bash", "-n", str(script)], check=True)
+    # one owner: buildroot.sh sources the steps and runs each; no recipe of its own
+    broot = buildroot.read_text()
+    assert '. "$STEPS"' in broot and "${BUILD_PACKAGES[*]}" in broot
+    for step in ("sources", "openssl", "libpath", "cpython", "mark"):
+        assert f'bash "$STEPS" {step}' in broot, step
+    for recipe in ("./Configure", "./configure", "apt-get ", "dpkg-source -", "make install"):
+        assert recipe not in broot and recipe in steps.read_text(), recipe
+
+    dockerfile = (ROOT / "deploy" / "Dockerfile.agent-dist").read_text()
+    stages = re.split(r"^(?=FROM )", dockerfile, flags=re.M)[1:]
+    by_name = {m.group(1): st for st in stages if (m := re.match(r"FROM \S+ AS (\S+)", st))}
+    assert by_name["root"].startswith("FROM debian:bullseye AS root")  # the root IS the image
+    run = "buildroot-steps.sh"
+    assert f"{run} sources /build" in by_name["sources"]
+    assert by_name["sources"].startswith("FROM debian:bookworm ")  # Debian 12's sources, as the host
+    order = [
+        by_name["root"].index(f"{run} {s}") for s in ("packages", "openssl", "libpath", "cpython", "mark")
+    ]
+    assert order == sorted(order), order
+    assert by_name["build"].startswith("FROM root AS build")
+    built = re.search(
+        r"RUN (AGENT_DIST_ROOT=debian-bullseye .*?bash agent/packaging/build\.sh)", by_name["build"], re.S
+    )
+    assert built and "IOWATT_DIST_DIR=/out" in built.group(1) and "AGENT_DIST_REUSE" not in built.group(1)
+    # build.sh freezes in place when the root's mark names the root asked for
+    assert "/etc/iowatt-buildroot" in (packaging / "build.sh").read_text()
+    assert "/etc/iowatt-buildroot" in steps.read_text()
+    final = stages[-1]
+    copied = re.search(r"^COPY --from=build /out/ (\S+)$", final, re.M)
+    assert copied, final
+    cmd = _dockerfile_cmd(ROOT / "deploy" / "Dockerfile.agent-dist")
+    assert cmd[0] == "iowatt-agent-dist-publish" and cmd[1] == copied.group(1).rstrip("/"), cmd
+
+    # the service publishes into the volume the api serves, at the api's IOWATT_AGENT_DIST_DIR
+    services = compose()["services"]
+    svc, api = services["agent-dist"], services["api"]
+    assert svc["build"]["dockerfile"] == "deploy/Dockerfile.agent-dist" and "profiles" not in svc
+    assert svc["restart"] == "no" and svc["network_mode"] == "none" and svc["read_only"] is True
+    assert svc["cap_drop"] == ["ALL"]
+    assert svc["volumes"] == [f"agent-dist:{cmd[2]}"]
+    assert f"agent-dist:{api['environment']['IOWATT_AGENT_DIST_DIR']}:ro" in api["volumes"]
+    assert "agent-dist" in compose()["volumes"]
+
+    # publishing: every file whole under a hidden name, renamed into place; the older build's go
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    dst.mkdir()
+    new, old = "iowatt-agent-0.2.0-linux-x86_64.tar.gz", "iowatt-agent-0.1.0-linux-x86_64.tar.gz"
+    for d, name in ((src, new), (dst, old)):
+        (d / name).write_bytes(name.encode())
+        (d / f"{name}.sha256").write_text(f"hash  {name}\n")
+    (dst / new).write_bytes(b"the previous copy")
+    r = subprocess.run(["sh", str(publish), str(src), str(dst)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in dst.iterdir()) == [new, f"{new}.sha256"]
+    assert (dst / new).read_bytes() == new.encode() and (dst / new).stat().st_mode & 0o777 == 0o644
+    text = publish.read_text()
+    assert 'cp "$f" "$DST/.$f.tmp"' in text and 'mv -f "$DST/.$f.tmp" "$DST/$f"' in text
 
 
 def test_make_up_and_the_image_stop_on_a_failed_migration(

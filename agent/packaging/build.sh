@@ -43,6 +43,11 @@ umask 022
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
+# Inside a Debian 11 build root already (deploy/Dockerfile.agent-dist: `FROM debian:bullseye`, made
+# by buildroot-steps.sh, whose `mark` step writes "debian-bullseye PYTHON" here), the agent is frozen
+# in place with the root's CPython; elsewhere buildroot.sh makes and enters one (below)
+IN_ROOT=$(cat /etc/iowatt-buildroot 2>/dev/null || true)
+if [ "${IN_ROOT%% *}" = "${AGENT_DIST_ROOT:-host}" ]; then PYTHON=${PYTHON:-${IN_ROOT#* }}; else IN_ROOT=; fi
 PYTHON=${PYTHON:-python3.11}
 OUT=${IOWATT_DIST_DIR:-$ROOT/dist/agent}
 WORK=$ROOT/dist/.build
@@ -223,7 +228,7 @@ if ldd "$ENGINE" 2>/dev/null | grep -qE 'liburing|libaio'; then say "engine link
 # hook) only because the tools' virtualenv has them: excluded, the analysis costs ~17 % less CPU
 # (26.4, 26.3, 31.1 against 32.5, 31.5, 34.5 CPU-s in alternating pairs) and the bundle is 2 MB smaller.
 PYINSTALLER=("$VENV/bin/pyinstaller")
-if [ "$BUILD_ROOT" = debian-bullseye ]; then
+if [ "$BUILD_ROOT" = debian-bullseye ] && [ -z "$IN_ROOT" ]; then
   # the same command inside the root (the repository is at the same path there)
   bash agent/packaging/buildroot.sh ensure >/dev/null
   PYINSTALLER=(bash agent/packaging/buildroot.sh run "$(bash agent/packaging/buildroot.sh tools-dir)/bin/pyinstaller")

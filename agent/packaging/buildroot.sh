@@ -3,7 +3,8 @@
 # Debian 11 root file system (glibc 2.31) holding OpenSSL 3.0 and CPython 3.11 built there from
 # Debian 12's own source packages, and the build tools' virtualenv made with that interpreter.
 # PyInstaller run in it freezes a libpython, extension modules and libraries that need glibc <= 2.28
-# (symbol versions: RHEL 8's glibc; python-glibc-compat.h and configure's cache variable below).
+# (symbol versions: RHEL 8's glibc; python-glibc-compat.h and configure's cache variable in
+# buildroot-steps.sh, the recipe's steps, which deploy/Dockerfile.agent-dist runs too).
 #
 #   buildroot.sh ensure         make the root when it is missing (once: minutes of CPU; cached)
 #   buildroot.sh run CMD...     CMD as root inside it, in the repository (bind-mounted at its own path)
@@ -24,20 +25,24 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${IOWATT_DIST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iowatt-agent-dist}
-SUITE=bullseye
-SOURCES=bookworm  # the suite whose source packages are built
-PREFIX=/opt/iowatt-python  # inside the root: OpenSSL and CPython
+# the recipe's steps, which deploy/Dockerfile.agent-dist runs too (SUITE, SOURCES, PREFIX,
+# BUILD_PACKAGES and the OpenSSL and CPython builds)
+STEPS=$ROOT/agent/packaging/buildroot-steps.sh
+# shellcheck source=buildroot-steps.sh
+. "$STEPS"
 TOOLS=/opt/iowatt-build/venv  # inside the root: PyInstaller and the agent's dependencies
-# the root's recipe is make_root() (below), the suites and the header CPython's build includes: a
+# the root's recipe is make_root() (below), the steps and the header CPython's build includes: a
 # change to any makes a new root
-KEY=$({ echo "$SUITE $SOURCES $PREFIX $TOOLS"; sed -n '/^make_root() {/,/^}/p' "$0"
+KEY=$({ echo "$SUITE $SOURCES $PREFIX $TOOLS"; sed -n '/^make_root() {/,/^}/p' "$0"; cat "$STEPS"
         cat "$ROOT/agent/packaging/python-glibc-compat.h"; } | sha256sum | cut -c1-12)
-# the recipe of the stages before CPython's (make_root up to that stage): a root with the same BASE
-# gives a new one its root file system and OpenSSL, so a change to CPython's build rebuilds CPython only
+# the recipe of the stages before CPython's (make_root up to that stage, the packages, the sources'
+# and OpenSSL's steps): a root with the same BASE gives a new one its root file system and OpenSSL,
+# so a change to CPython's build rebuilds CPython only
 BASE=$({ echo "$SUITE $SOURCES $PREFIX"
-         sed -n '/^make_root() {/,/^  if \[ ! -f "\$new\/.stage-cpython" \]; then$/p' "$0"; } | sha256sum | cut -c1-12)
+         sed -n '/^make_root() {/,/^  if \[ ! -f "\$new\/.stage-cpython" \]; then$/p' "$0"
+         sed -n '/^BUILD_PACKAGES=/p; /^step_sources() {/,/^}/p; /^step_openssl() {/,/^}/p' "$STEPS"; } \
+       | sha256sum | cut -c1-12)
 BROOT=$CACHE/buildroot-debian-$SUITE-$KEY
-JOBS=$(nproc)
 
 say() { printf 'agent-dist (build root): %s\n' "$*" >&2; }
 
@@ -94,7 +99,7 @@ make_root() {
     say "Debian $SUITE (buildd) with CPython's build dependencies (mmdebstrap)"
     # buildd: Essential + build-essential; the libraries CPython's modules link
     mmdebstrap --variant=buildd --mode=root --quiet --dpkgopt=force-unsafe-io \
-      --include=libffi-dev,zlib1g-dev,liblzma-dev,libbz2-dev,uuid-dev,pkg-config,binutils \
+      --include="$(IFS=,; echo "${BUILD_PACKAGES[*]}")" \
       "$SUITE" "$new" \
       "deb http://deb.debian.org/debian $SUITE main" \
       "deb http://deb.debian.org/debian $SUITE-updates main" \
@@ -102,72 +107,27 @@ make_root() {
     touch "$new/.stage-root"
   fi
   if [ ! -f "$new/.stage-sources" ]; then
-    # bookworm's openssl and python3.11, fetched and unpacked (Debian's patches applied) on this
-    # host with an apt state of their own (its keyring checks bookworm's signatures)
-    local apt=$CACHE/.apt-src.$$
-    rm -rf "$apt" "$new/build" && mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/parts"
-    # (the archive's point releases; the security archive's source files are not reachable here)
-    printf 'deb-src http://deb.debian.org/debian %s main\ndeb-src http://deb.debian.org/debian %s-updates main\n' \
-      "$SOURCES" "$SOURCES" > "$apt/sources.list"
-    local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
-                -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o Debug::NoLocking=1
-                -o APT::Sandbox::User=root)
-    say "sources of $SOURCES's openssl and python3.11 (apt-get source)"
-    apt-get "${opts[@]}" -qq update
-    mkdir -p "$new/build"
-    (cd "$new/build" && apt-get "${opts[@]}" -qq source --download-only openssl python3.11 >/dev/null)
-    rm -rf "$apt"
-    for dsc in "$new"/build/openssl_*.dsc "$new"/build/python3.11_*.dsc; do
-      (cd "$new/build" && dpkg-source -q -x "$(basename "$dsc")" >/dev/null 2>&1)
-    done
-    # Debian's backport of the CVE-2026-4224 fix makes pyexpat.c include an internal header, which
-    # Debian's own build allows (pyexpat is built into its interpreter); built as an extension
-    # module, it needs the define every other such module of 3.11 starts with
-    local pyexpat; pyexpat=$(echo "$new"/build/python3.11-*/Modules/pyexpat.c)
-    if grep -q '^#include "pycore_' "$pyexpat" && ! grep -q 'Py_BUILD_CORE_MODULE' "$pyexpat"; then
-      sed -i '1i #ifndef Py_BUILD_CORE_BUILTIN\n#  define Py_BUILD_CORE_MODULE 1\n#endif' "$pyexpat"
-    fi
+    # on this host (its apt and keyring), into the root's /build
+    bash "$STEPS" sources "$new/build"
     touch "$new/.stage-sources"
   fi
-  local arch ossl_target; arch=$(uname -m)
-  case $arch in x86_64) ossl_target=linux-x86_64 ;; aarch64) ossl_target=linux-aarch64 ;;
-    *) say "unsupported architecture $arch"; exit 2 ;; esac
   if [ ! -f "$new/.stage-openssl" ]; then
     : > "$log"
-    # OpenSSL: the libraries only (no engines' or providers' modules, no programs or manual pages);
-    # its configuration directory is Debian's (/usr/lib/ssl; absent on RHEL: defaults), a system path
     say "OpenSSL: $(cd "$new"/build && echo openssl-*/) (log: $log)"
-    enter "$new" sh -c "cd /build/openssl-*/ && ./Configure $ossl_target --prefix=$PREFIX --libdir=lib \
-        --openssldir=/usr/lib/ssl shared no-tests && make -j$JOBS build_libs && make install_dev" >>"$log" 2>&1 \
+    enter "$new" bash "$STEPS" openssl /build >>"$log" 2>&1 \
       || { tail -40 "$log" >&2; say "OpenSSL's build failed"; exit 1; }
     touch "$new/.stage-openssl"
   fi
   echo "$BASE" > "$new/.stage-base"
-  echo "$PREFIX/lib" > "$new/etc/ld.so.conf.d/iowatt-python.conf"
-  enter "$new" ldconfig
+  enter "$new" bash "$STEPS" libpath
   if [ ! -f "$new/.stage-cpython" ]; then
-    # CPython: a shared libpython (PyInstaller loads it), no search path baked in (ldconfig finds
-    # /opt/iowatt-python/lib inside the root; in the bundle PyInstaller's loader does), no ensurepip,
-    # no debugging information (-g: PyInstaller would ship it). Nothing in it needs glibc > 2.28
-    # (RHEL 8): configure is told sem_clockwait (2.30) is missing, so lock timeouts wait with
-    # sem_timedwait on the wall clock, as CPython does on glibc < 2.30; and every C file of its build
-    # (CFLAGS_NODIST: not the flags it hands to other projects' extensions) includes
-    # python-glibc-compat.h, which binds exp, exp2, log, log2 and pow to their pre-2.29 versions
     say "CPython: $(cd "$new"/build && echo python3.11-*/) (log: $log)"
-    install -m 0644 agent/packaging/python-glibc-compat.h "$new/build/python-glibc-compat.h"
-    enter "$new" sh -c "cd /build/python3.11-*/ && { [ -f Makefile ] || ./configure --prefix=$PREFIX \
-        --enable-shared --with-openssl=$PREFIX --without-ensurepip OPT='-DNDEBUG -fwrapv -O2 -Wall' \
-        ac_cv_func_sem_clockwait=no CFLAGS_NODIST='-include /build/python-glibc-compat.h'; } \
-        && grep -q '^CONFIGURE_CFLAGS_NODIST=.*-include /build/python-glibc-compat.h' Makefile \
-        && ! grep -q 'define HAVE_SEM_CLOCKWAIT' pyconfig.h \
-        && make -j$JOBS && rm -rf $PREFIX/lib/python3.11 && make install && ldconfig" >>"$log" 2>&1 \
+    enter "$new" bash "$STEPS" cpython /build >>"$log" 2>&1 \
       || { tail -40 "$log" >&2; say "CPython's build failed"; exit 1; }
-    enter "$new" "$PREFIX/bin/python3.11" -c \
-      'import ssl, ctypes, lzma, bz2, zlib, uuid, decimal, pyexpat, xml.etree.ElementTree, sys; print(sys.version, ssl.OPENSSL_VERSION)' >&2 \
-      || { say "CPython lacks a module the agent needs (log: $log)"; exit 1; }
     touch "$new/.stage-cpython"
   fi
   rm -rf "$new"/build
+  enter "$new" bash "$STEPS" mark
   rm -rf "$new$TOOLS" && enter "$new" "$PREFIX/bin/python3.11" -m venv --without-pip "$TOOLS"
   # a root whose recipe changed is removed (this script's older versions), and so are their work
   # directories
