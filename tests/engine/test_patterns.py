@@ -483,7 +483,8 @@ def test_verify_reads_each_pass_of_a_hole_pattern_back_as_fio(
         args += ["--name=b", f"--filename={b}", "--loops=2"]
         if side == "fio":
             fio = [FIO or "fio", FIO_CLOCK, "--output-format=json", *args]
-            p = subprocess.run(fio, capture_output=True, text=True, timeout=60)
+            # in the scratch directory: fio leaves local-a-0-verify.state there, not in the checkout
+            p = subprocess.run(fio, capture_output=True, text=True, timeout=60, cwd=scratch)
             assert p.returncode == 0, p.stderr
             docs.append(json.loads(p.stdout[p.stdout.index("{") :]))
         else:
