@@ -17,11 +17,24 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.config import get_settings
 from backend.logs import log
 
+# Connections a process keeps open: the API's REQUEST_SESSIONS (20), the long-polls' own threads
+# (backend.agent.service.LONGPOLL_THREADS, 8) and 2 spare, as deploy/helm sizes max_connections
+# (30 per API process). All 30 stay open once made, none past them (a 31st waits for one, as
+# before): with pool_size=10 and max_overflow=20 (the same 30 at most) every connection past the
+# tenth was closed when given back and made again by a later request, a new PostgreSQL backend
+# each time. At 1,000 agents that was ~12 new backends a second (1,236 in one load run against 65
+# kept), each a fork, its authentication and cold caches: PostgreSQL's CPU 0.46 -> 0.31 s/s of the
+# 2-core machine's 2 (perf, docs/benchmarks.md § A thousand agents on two cores).
+POOL_CONNECTIONS = 30
+
+
+def make_engine(url: str) -> Engine:
+    return create_engine(url, pool_pre_ping=True, pool_size=POOL_CONNECTIONS, max_overflow=0)
+
 
 @lru_cache
 def get_engine() -> Engine:
-    settings = get_settings()
-    return create_engine(settings.database_url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return make_engine(get_settings().database_url)
 
 
 @lru_cache
@@ -48,10 +61,11 @@ def unit_of_work() -> Iterator[Session]:
 
 # Requests that hold a session at the same time, per API process (one event loop). A request's
 # session keeps its pooled connection from its first query (authentication) to its commit, across
-# several hops to the threadpool; with more such requests than pooled connections (10 + 20), every
-# thread could wait for a connection while every connection waits for a thread: bench/load's 200
-# agents stopped the API that way. The pool's other 10: the long-polls' own 8 threads
-# (backend.agent.service.LONGPOLL_THREADS) and 2 spare. Waiting for a slot costs no thread.
+# several hops to the threadpool; with more such requests than pooled connections
+# (POOL_CONNECTIONS), every thread could wait for a connection while every connection waits for
+# a thread: bench/load's 200 agents stopped the API that way. The pool's other 10: the long-polls'
+# own 8 threads (backend.agent.service.LONGPOLL_THREADS) and 2 spare. Waiting for a slot costs no
+# thread.
 REQUEST_SESSIONS = 20
 _slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (
     weakref.WeakKeyDictionary()

@@ -96,3 +96,31 @@ def test_the_request_session_starts_on_the_event_loop(db_url: str, monkeypatch: 
         assert hops == ["_GeneratorContextManager.__exit__"] and not s.in_transaction()
 
     anyio.run(requests)
+
+
+def test_the_pool_keeps_its_connections(db_url: str) -> None:
+    """Every connection the pool made stays open when given back, up to what a process uses at
+    once (REQUEST_SESSIONS + LONGPOLL_THREADS + 2 spare): with pool_size=10, max_overflow=20 the
+    ones past the tenth were closed and made again, a new PostgreSQL backend each (bench/load)."""
+    from sqlalchemy import text
+
+    from backend.agent.service import LONGPOLL_THREADS
+    from backend.db import POOL_CONNECTIONS, REQUEST_SESSIONS, make_engine
+
+    assert REQUEST_SESSIONS + LONGPOLL_THREADS + 2 == POOL_CONNECTIONS
+    engine = make_engine(db_url)
+    try:
+
+        def backends() -> set[int]:
+            conns = [engine.connect() for _ in range(REQUEST_SESSIONS)]
+            pids = {c.execute(text("SELECT pg_backend_pid()")).scalar_one() for c in conns}
+            for c in conns:
+                c.close()
+            return pids
+
+        first = backends()
+        assert len(first) == REQUEST_SESSIONS
+        assert backends() == first  # the same backends again: none closed, none made
+        assert engine.pool.checkedin() == REQUEST_SESSIONS
+    finally:
+        engine.dispose()
