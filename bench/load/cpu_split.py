@@ -5,9 +5,11 @@ own process tree (the simulator, the API processes, Celery workers and beat, Cad
 PostgreSQL (the postmaster whose data directory is the run's `iowatt-load-pg-*`, daemonized out of
 the tree, and its backends), summed by kind. Prints each window's CPU seconds per second by kind,
 and the whole span's; `--out FILE` keeps the samples (JSON lines). Start it once the run's PID is
-known; it ends with the run. Each process counts what it used between two samples, so a process
-that ended meanwhile loses its last two seconds (Celery's pool keeps its children, PostgreSQL's
-pooled backends stay: the figures are a close lower bound).
+known; it ends with the run. Each process counts what it used between two samples, and what its
+children that ended and were reaped meanwhile used (/proc's cutime and cstime, less what a sample
+already counted of them alive): PostgreSQL's backends that live less than a sample (a connection
+opened and closed within 2 s) count at the postmaster. A process whose parent died before it is
+reaped by init and not counted.
 
     .venv/bin/python bench/load/run.py --agents 1000 ... & .venv/bin/python bench/load/cpu_split.py $!
 """
@@ -31,8 +33,9 @@ KINDS = (
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _procs() -> dict[int, tuple[int, str, float]]:
-    """pid -> (parent pid, command line, CPU seconds) of every process."""
+def _procs() -> dict[int, tuple[int, str, float, float]]:
+    """pid -> (parent pid, command line, CPU seconds, its reaped children's CPU seconds) of every
+    process."""
     out = {}
     for p in os.listdir("/proc"):
         if not p.isdigit():
@@ -42,27 +45,35 @@ def _procs() -> dict[int, tuple[int, str, float]]:
             cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        out[int(p)] = (int(stat[1]), cmd, (int(stat[11]) + int(stat[12])) / TICK)
+        out[int(p)] = (
+            int(stat[1]),
+            cmd,
+            (int(stat[11]) + int(stat[12])) / TICK,
+            (int(stat[13]) + int(stat[14])) / TICK,
+        )
     return out
 
 
 def sample(root: int) -> dict[int, tuple[str, float]] | None:
-    """pid -> (kind, CPU seconds) of the run's processes now; None once the run has ended."""
+    """pid -> (kind, CPU seconds: its own and its reaped children's) of the run's processes now;
+    None once the run has ended."""
     procs = _procs()
     if root not in procs:
         return None
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in procs.items():
+    for pid, (ppid, _, _, _) in procs.items():
         children.setdefault(ppid, []).append(pid)
-    todo = [root] + [pid for pid, (_, cmd, _) in procs.items() if "iowatt-load-pg-" in cmd and " -D " in cmd]
+    todo = [root] + [
+        pid for pid, (_, cmd, _, _) in procs.items() if "iowatt-load-pg-" in cmd and " -D " in cmd
+    ]
     found: dict[int, tuple[str, float]] = {}
     while todo:
         pid = todo.pop()
         if pid in found or pid not in procs:
             continue
         todo.extend(children.get(pid, []))
-        cmd, cpu = procs[pid][1], procs[pid][2]
-        found[pid] = (next((k for k, pattern in KINDS if pattern in cmd), "other"), cpu)
+        _, cmd, cpu, reaped = procs[pid]
+        found[pid] = (next((k for k, pattern in KINDS if pattern in cmd), "other"), cpu + reaped)
     return found
 
 
@@ -86,8 +97,13 @@ def main() -> int:
         if now is None:
             break
         t_last = time.monotonic()
+        used_by: list[tuple[str, float]] = []
         for pid, (kind, cpu) in now.items():  # what each process used since the last sample
-            used = cpu - last[pid][1] if pid in last else 0.0
+            used_by.append((kind, cpu - last[pid][1] if pid in last else cpu))  # new: all of it
+        for pid, (kind, cpu) in last.items():  # ended: its parent's reaped CPU holds all of it
+            if pid not in now:
+                used_by.append((kind, -cpu))
+        for kind, used in used_by:
             window[kind] = window.get(kind, 0.0) + used
             span[kind] = span.get(kind, 0.0) + used
         last = now
