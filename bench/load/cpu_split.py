@@ -54,9 +54,12 @@ def _procs() -> dict[int, tuple[int, str, float, float]]:
     return out
 
 
-def sample(root: int) -> dict[int, tuple[str, float]] | None:
-    """pid -> (kind, CPU seconds: its own and its reaped children's) of the run's processes now;
-    None once the run has ended."""
+Sample = dict[int, tuple[str, int, float, float]]
+
+
+def sample(root: int) -> Sample | None:
+    """pid -> (kind, parent pid, CPU seconds, its reaped children's CPU seconds) of the run's
+    processes now; None once the run has ended."""
     procs = _procs()
     if root not in procs:
         return None
@@ -66,14 +69,14 @@ def sample(root: int) -> dict[int, tuple[str, float]] | None:
     todo = [root] + [
         pid for pid, (_, cmd, _, _) in procs.items() if "iowatt-load-pg-" in cmd and " -D " in cmd
     ]
-    found: dict[int, tuple[str, float]] = {}
+    found: Sample = {}
     while todo:
         pid = todo.pop()
         if pid in found or pid not in procs:
             continue
         todo.extend(children.get(pid, []))
-        _, cmd, cpu, reaped = procs[pid]
-        found[pid] = (next((k for k, pattern in KINDS if pattern in cmd), "other"), cpu + reaped)
+        ppid, cmd, cpu, reaped = procs[pid]
+        found[pid] = (next((k for k, pattern in KINDS if pattern in cmd), "other"), ppid, cpu, reaped)
     return found
 
 
@@ -98,11 +101,23 @@ def main() -> int:
             break
         t_last = time.monotonic()
         used_by: list[tuple[str, float]] = []
-        for pid, (kind, cpu) in now.items():  # what each process used since the last sample
-            used_by.append((kind, cpu - last[pid][1] if pid in last else cpu))  # new: all of it
-        for pid, (kind, cpu) in last.items():  # ended: its parent's reaped CPU holds all of it
+        ended: dict[int, list[int]] = {}  # parent -> its children seen last time and gone now
+        for pid, (_, ppid, _, _) in last.items():
             if pid not in now:
-                used_by.append((kind, -cpu))
+                ended.setdefault(ppid, []).append(pid)
+        for pid, (kind, _, cpu, reaped) in now.items():  # what each process used since the last sample
+            if pid not in last:  # born since: all of it
+                used_by.append((kind, cpu + reaped))
+                continue
+            used_by.append((kind, cpu - last[pid][2]))
+            # what its children that ended used and no sample counted (their last moments, and
+            # the whole of those that lived less than a sample): to the kind of the ended child
+            # that used most, or its own kind when none was seen
+            gone = ended.get(pid, [])
+            seen = {c: last[c][2] + last[c][3] for c in gone}
+            unseen = reaped - last[pid][3] - sum(seen.values())
+            heir = max(gone, key=seen.__getitem__, default=pid)
+            used_by.append((last[heir][0], max(unseen, 0.0)))
         for kind, used in used_by:
             window[kind] = window.get(kind, 0.0) + used
             span[kind] = span.get(kind, 0.0) + used
