@@ -11,7 +11,16 @@
 // tests/browser/test_db_views.py runs it. Prints `ok N - ...` per check and `db_views: N passed,
 // 0 failed`; exit 1 with `failure.png` on failure, 2 on bad env.
 import { readFileSync } from "node:fs";
-import { BASE, check, downloaded, navigate, needs, noOverflow, openBrowser } from "./lib.mjs";
+import {
+  BASE,
+  check,
+  downloaded,
+  navigate,
+  needs,
+  noOverflow,
+  openBrowser,
+  viewRows,
+} from "./lib.mjs";
 
 const TPCH = (process.env.IOWATT_DBV_TPCH ?? "").split(",").filter(Boolean);
 const HB = (process.env.IOWATT_DBV_HB ?? "").split(",").filter(Boolean);
@@ -32,18 +41,7 @@ function num(text) {
 }
 
 async function rowsOf() {
-  return page
-    .getByTestId("view-row")
-    .evaluateAll((trs) =>
-      trs.map((tr) =>
-        Object.fromEntries(
-          [...tr.querySelectorAll("td[data-col]")].map((td) => [
-            td.getAttribute("data-col"),
-            td.textContent.trim(),
-          ]),
-        ),
-      ),
-    );
+  return viewRows(page);
 }
 
 async function csv() {

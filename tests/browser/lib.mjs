@@ -358,3 +358,19 @@ export async function openBrowser(
 
   return { page, browser, context, run, shot, login, done, fail, pageErrors };
 }
+
+/** A named view's table rows as {column: text}, one object per `view-row` (its `td[data-col]` cells). */
+export async function viewRows(page) {
+  return page
+    .getByTestId("view-row")
+    .evaluateAll((trs) =>
+      trs.map((tr) =>
+        Object.fromEntries(
+          [...tr.querySelectorAll("td[data-col]")].map((td) => [
+            td.getAttribute("data-col"),
+            td.textContent.trim(),
+          ]),
+        ),
+      ),
+    );
+}

@@ -12,7 +12,7 @@
 //
 // Prints `ok N - ...` per check and `run_page: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
-import { BASE, check, downloaded, needs, openBrowser, visit } from "./lib.mjs";
+import { BASE, check, downloaded, needs, openBrowser, viewRows, visit } from "./lib.mjs";
 import { PTS_AGENT, ptsSteps } from "./pts_steps.mjs";
 
 const RUN = process.env.IOWATT_RUN_ID;
@@ -235,18 +235,7 @@ if (QOS.length)
     ]) {
       await page.goto(`${BASE}/views/qos?runs=${ids.join(",")}`);
       await page.getByTestId("view-grid").waitFor();
-      const rows = await page
-        .getByTestId("view-row")
-        .evaluateAll((trs) =>
-          trs.map((tr) =>
-            Object.fromEntries(
-              [...tr.querySelectorAll("td[data-col]")].map((td) => [
-                td.getAttribute("data-col"),
-                td.textContent.trim(),
-              ]),
-            ),
-          ),
-        );
+      const rows = await viewRows(page);
       console.log(`# qos rows (${ids.length} runs): ${JSON.stringify(rows)}`);
       const heads = await page
         .getByTestId("view-grid")
