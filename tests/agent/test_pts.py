@@ -10,12 +10,14 @@ ones also the blkio controller)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,10 @@ def test_the_purge_is_the_strongest_the_device_has(monkeypatch: pytest.MonkeyPat
     frozen = HDPARM_I.replace("\tnot\tfrozen", "\t\tfrozen")
     assert pts.purge_plan("auto", "/dev/sdb", run=lambda argv: frozen)[0] == "blkdiscard"
     assert pts.purge_plan("auto", "/dev/loop7")[1] == [["blkdiscard", "/dev/loop7"]]
+    assert "zram" not in pts.purge_plan("auto", "/dev/loop7")[2]
+    # a zram device has no erase command: a discard (which frees its pages) is its purge, said so
+    zram = pts.purge_plan("auto", "/dev/zram3")
+    assert zram == ("blkdiscard", [["blkdiscard", "/dev/zram3"]], pts.ZRAM_NOTE)
     assert pts.purge_plan("none", "/dev/nvme0n1") == ("none", [], "no purge asked")
     monkeypatch.setattr(pts, "discard_supported", lambda real: False)
     assert pts.purge_plan("auto", "/dev/loop7")[0] == "none"  # said in the run's deviations
@@ -259,6 +265,61 @@ def throttled_loop(loop_device):
         yield link, dev, cg
     finally:
         cg.rmdir()
+
+
+ZRAM_CONTROL = Path("/sys/class/zram-control")
+
+
+def zram_devices() -> set[str]:
+    """The zram devices this kernel has now (zram0, zram1, ...)."""
+    return {d.name for d in Path("/sys/block").iterdir() if d.name.startswith("zram")}
+
+
+@contextlib.contextmanager
+def zram_device(size: int = SIZE) -> Iterator[tuple[Path, Path, bytes]]:
+    """A zram device of its own (zram-control's hot_add, `size` bytes, the kernel's default
+    compressor) holding `size` random bytes, with a /dev/disk/by-id link as the host names
+    devices: (link, device, original); removed after (hot_remove), the link with it. The caller
+    checks that the kernel's zram devices are as they were."""
+    if os.geteuid() != 0 or not (ZRAM_CONTROL / "hot_add").exists():
+        pytest.skip("needs root and a kernel with zram (/sys/class/zram-control)")
+    n = int((ZRAM_CONTROL / "hot_add").read_text())
+    dev = Path(f"/dev/zram{n}")
+    link = Path("/dev/disk/by-id") / f"iowatt-pts-zram-{uuid.uuid4().hex[:12]}"
+    try:
+        (Path(f"/sys/block/zram{n}") / "disksize").write_text(f"{size}\n")
+        original = os.urandom(size)
+        with dev.open("r+b", buffering=0) as f:
+            f.write(original)
+            os.fsync(f.fileno())
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(dev)
+        yield link, dev, original
+    finally:
+        link.unlink(missing_ok=True)
+        (ZRAM_CONTROL / "hot_remove").write_text(f"{n}\n")
+
+
+@contextlib.contextmanager
+def throttled_zram() -> Iterator[tuple[Path, Path, bytes, Path]]:
+    """A zram device of its own (zram_device) behind a blkio write throttle of HIR_THROTTLE_IOPS
+    (a RAM disk unthrottled would make the engine's CPU the test's cost): (link, device,
+    original, cgroup); the cgroup and the device removed after."""
+    if not (BLKIO / "blkio.throttle.write_iops_device").exists():
+        pytest.skip("needs cgroup v1's blkio throttle")
+    if needs_loop.args[0]:
+        pytest.skip("needs root, blkdiscard and the real engine")
+    with zram_device() as (link, dev, original):
+        cg = BLKIO / f"iowatt-test-zram-{uuid.uuid4().hex[:8]}"
+        cg.mkdir()
+        try:
+            st = os.stat(dev)
+            (cg / "blkio.throttle.write_iops_device").write_text(
+                f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)} {HIR_THROTTLE_IOPS}\n"
+            )
+            yield link, dev, original, cg
+        finally:
+            cg.rmdir()
 
 
 def throttled_child(job: dict[str, Any], link: Path, cg: Path, tmp_path: Path) -> dict[str, Any]:

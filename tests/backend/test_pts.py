@@ -494,6 +494,54 @@ def test_a_short_iops_trial_end_to_end_through_the_agent_on_a_loop_device(
     assert "purge,blkdiscard" in csv and "4k-r0" in csv
 
 
+@pytest.mark.early  # ~3 s: the preconditioning and five throttled 1-second rounds
+def test_a_short_iops_trial_end_to_end_on_a_zram_device(
+    client: TestClient, session: Session, tmp_path: Path
+) -> None:
+    """The IOPS test at its smallest scale on a zram device of its own (zram-control's hot_add,
+    16 MiB of random bytes, behind the 500 IOPS write throttle): queued with both keys, leased,
+    run by the agent's child as PtsRunner starts it, uploaded and reported. The purge is a
+    discard, and the run says it is zram's (no erase command: the discard frees its pages); the
+    verdict is libs/workload's rule over the rounds kept; the kernel's zram devices are as the
+    test found them after (its device removed, hot_remove)."""
+    from iowatt_workload.pts import steady_state
+
+    from tests.agent.test_pts import throttled_zram, zram_devices
+
+    before = zram_devices()
+    with throttled_zram() as (link, dev, original, cg):
+        real = os.path.realpath(dev)
+        assert dev.name in zram_devices() - before
+        u, a, run_id = _queued_on_device(client, session, tmp_path / "state", link, dict(TRIAL["pts"]))
+        p = _run_in_throttled_child(client, a, run_id, "iops", link, cg, tmp_path)["pts"]
+        with dev.open("rb") as f:  # written over: the preconditioning covered the whole device
+            after = f.read()
+    assert zram_devices() == before and not link.exists() and not Path(f"/sys/block/{dev.name}").exists()
+    assert p["purge"]["method"] == "blkdiscard" and p["purge"]["commands"] == [f"blkdiscard {real}"]
+    assert "zram" in p["purge"]["note"] and "discard" in p["purge"]["note"]
+    assert p["preconditioning"]["applies"] is True
+    assert p["preconditioning"]["bytes_written"] == 2 * len(original)
+    assert after != original
+    rounds = p["rounds"]
+    assert [r["round"] for r in rounds] == [1, 2, 3, 4, 5]
+    again = steady_state([r["tracking"] for r in rounds], max_rounds=5)
+    assert again.window is not None
+    v = p["steady_state"]
+    assert v["applies"] is True and v["reached"] is again.reached and v["round"] == again.round
+    assert v["window"]["first_round"] == 1 and v["window"]["last_round"] == 5
+    assert v["window"]["data_ok"] is again.window.data_ok and v["window"]["slope_ok"] is again.window.slope_ok
+    assert p["stop"]["rule"] == ("steady_state" if again.reached else "round_limit")
+    # the server's reading: the verdict, the report's purge note, the CSV
+    run = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()
+    assert run["status"] == "succeeded" and run["pts"]["steady_state_reached"] is again.reached
+    assert not run["pts"]["compliant"]
+    body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
+    assert body["purge"]["method"] == "blkdiscard" and "zram" in body["purge"]["note"]
+    assert body["window"]["average"] == pytest.approx(again.window.average)
+    csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
+    assert 'purge,blkdiscard,"zram (a compressed RAM disk)' in csv
+
+
 @pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
 def test_a_host_idle_recovery_trial_end_to_end_on_a_throttled_loop_device(
     client: TestClient, session: Session, tmp_path: Path, throttled_device: Any

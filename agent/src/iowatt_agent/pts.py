@@ -12,8 +12,9 @@ Child side (`python -m iowatt_agent.pts --job=FILE`):
 1. refuse a device in use (mounted, swap, held by another driver, or open exclusively);
 2. purge (PTS "Purge"): `auto` takes the strongest the device has: NVMe Format with user-data
    erase (nvme-cli), ATA SECURITY ERASE UNIT (hdparm, when supported, not frozen and no password
-   set), else a discard of every block (`blkdiscard`); `blkdiscard` asks for that one; `none`
-   skips it (the run is then not PTS-compliant). The method used is reported;
+   set), else a discard of every block (`blkdiscard`; a zram device's only purge, which frees
+   its pages, and its note says so); `blkdiscard` asks for that one; `none` skips it (the run
+   is then not PTS-compliant). The method used is reported;
 3. workload-independent preconditioning: the tested region written twice, SEQ 128 KiB (IOPS,
    Throughput, Latency; Write Saturation and Host Idle Recovery start from the purged state);
 4. rounds: the test's whole matrix, round_s seconds per element, one engine run per round; after
@@ -195,6 +196,11 @@ def ata_security(hdparm_identify: str) -> dict[str, bool]:
 
 NVME_NAME = re.compile(r"nvme\d+n\d+$")
 ATA_NAME = re.compile(r"sd[a-z]+$")
+ZRAM_NAME = re.compile(r"zram\d+$")
+ZRAM_NOTE = (
+    "zram (a compressed RAM disk): every page discarded, which frees it from the compressed store "
+    "so that it reads as zeros; zram has no erase or format command, a discard is its purge"
+)
 
 
 def purge_plan(
@@ -219,7 +225,8 @@ def purge_plan(
                 "ATA SECURITY ERASE UNIT",
             )
     if discard_supported(real) and shutil.which("blkdiscard"):
-        return "blkdiscard", [["blkdiscard", real]], "every block discarded (TRIM/UNMAP/deallocate)"
+        note = ZRAM_NOTE if ZRAM_NAME.match(name) else "every block discarded (TRIM/UNMAP/deallocate)"
+        return "blkdiscard", [["blkdiscard", real]], note
     if method == "blkdiscard":
         raise PtsFailed(
             f"{real} does not support discard (or blkdiscard is not installed): purge none or auto"
