@@ -745,13 +745,27 @@ def test_trims_of_a_file_fail_with_enotty_as_fio(engine_bin: Path, data: Path) -
 def test_number_ios_skips_failed_trims_as_fio(engine_bin: Path, scratch: Path) -> None:
     """fio's number_ios counts the I/Os that did not fail (io_blocks): trimwrite on a file with
     ENOTTY ignored counts its writes only, 12 pairs for number_ios=6, and with loops=2 two whole
-    passes of 16 (trimwrite's count per pass): in both tools (the engine did 6 and 24 before)."""
+    passes of 16 (trimwrite's count per pass): in both tools (the engine did 6 and 24 before); in a
+    job of several files the same rule over its files."""
     for loops, pairs in ((1, 12), (2, 32)):
         args = ["--name=j", "--rw=trimwrite", "--bs=4k", "--size=64k", "--number_ios=6", f"--loops={loops}",
                 "--ignore_error=,ENOTTY"]  # fmt: skip
         fio = [FIO or "fio", FIO_CLOCK, "--output-format=json", f"--filename={scratch / 'f.dat'}", *args]
         f = subprocess.run(fio, capture_output=True, text=True, timeout=60)
         r = run_engine(engine_bin, f"--filename={scratch / 'e.dat'}", *args, check=False)
+        for doc in (r.doc, json.loads(f.stdout[f.stdout.index("{") :])):
+            j = doc["jobs"][0]
+            assert (j["trim"]["total_ios"], j["write"]["total_ios"], j["error"]) == (pairs, pairs, 25), loops
+    # two files of 64k, the same rule over the job's files, every pass from each file's start: loops
+    # 2 is 24 pairs, then 24; loops 3 reaches the files' ends, 3 x 32 (the engine kept 24 and 36)
+    for loops, pairs in ((2, 48), (3, 96)):
+        args = ["--name=j", "--rw=trimwrite", "--bs=4k", "--size=128k", "--nrfiles=2", "--number_ios=6",
+                f"--loops={loops}", "--ignore_error=,ENOTTY"]  # fmt: skip
+        for d in ("f", "e"):
+            (scratch / d).mkdir(exist_ok=True)
+        fio = [FIO or "fio", FIO_CLOCK, "--output-format=json", f"--directory={scratch / 'f'}", *args]
+        f = subprocess.run(fio, capture_output=True, text=True, timeout=60)
+        r = run_engine(engine_bin, f"--directory={scratch / 'e'}", *args, check=False)
         for doc in (r.doc, json.loads(f.stdout[f.stdout.index("{") :])):
             j = doc["jobs"][0]
             assert (j["trim"]["total_ios"], j["write"]["total_ios"], j["error"]) == (pairs, pairs, 25), loops
@@ -1059,6 +1073,35 @@ def test_trimwrite_number_ios_loops_verify_as_fio(engine_bin: Path, loopdev: tup
         assert eng_doc["jobs"][0][d]["total_ios"] == fio_doc["jobs"][0][d]["total_ios"] == n, d
     v = eng_doc["jobs"][0]["iowatt"]["verify"]
     assert v["failed_intervals"] == 0 and v["blocks_verified"] == 58 and eng_doc["jobs"][0]["error"] == 0
+
+
+def test_verify_reads_count_as_fio(engine_bin: Path, loopdev: tuple[str, Path]) -> None:
+    """fio counts every I/O of the job towards number_ios, verify_backlog's reads too
+    (exceeds_number_ios: io_blocks), and the read-back's bytes towards io_size (keep_running:
+    io_bytes): the same read, write and trim counts in both, each write read back once. The engine
+    counted 10 writes, 72 pairs and refused trimwrite's io_size with verify until 2026-12-07."""
+    dev, backing = loopdev
+    cases = {
+        ("--rw=write", "--size=256k", "--number_ios=10", "--verify_backlog=4"): (6, 6, 0),
+        ("--rw=trimwrite", "--size=1m", "--number_ios=6", "--loops=3", "--verify_backlog=4"): (48, 48, 48),
+        ("--rw=trimwrite", "--size=64k", "--io_size=400k"): (48, 48, 48),
+        ("--rw=randtrimwrite", "--size=64k", "--io_size=256k"): (32, 32, 32),
+    }
+    for opts, want in cases.items():
+        common = [f"--filename={dev}", "--ioengine=psync", "--name=j", "--bs=4k", "--verify=crc32c", *opts]
+        f = subprocess.run(
+            [FIO or "fio", FIO_CLOCK, "--thread", "--output-format=json", *common],
+            capture_output=True, text=True, timeout=60, cwd=backing.parent,
+        )  # fmt: skip
+        r = run_engine(engine_bin, "--destructive=1", *common)
+        for doc in (json.loads(f.stdout[f.stdout.index("{") :]), r.doc):
+            j = doc["jobs"][0]
+            assert (j["read"]["total_ios"], j["write"]["total_ios"], j["trim"]["total_ios"], j["error"]) == (
+                *want,
+                0,
+            ), opts
+        v = r.doc["jobs"][0]["iowatt"]["verify"]
+        assert (v["blocks_verified"], v["failed_intervals"]) == (want[0], 0), opts
 
 
 def test_buffered_trimwrite_loops_as_fio(engine_bin: Path, loopdev: tuple[str, Path]) -> None:

@@ -498,6 +498,7 @@ int mf_worker_init(struct worker *w)
 			break;
 		}
 	swap_in(w, &mw->st[mw->cur]);
+	mw->passes = 1;
 	return 0;
 }
 
@@ -520,6 +521,7 @@ void mf_worker_free(struct worker *w)
 static void new_pass(struct mfworker *mw)
 {
 	mw->ndone = 0;
+	mw->passes++;
 	for (unsigned i = 0; i < mw->n; i++) {
 		struct mfstate *s = &mw->st[i];
 		s->issued = 0;
@@ -624,6 +626,45 @@ void mf_issued(struct worker *w, struct io_req *r, uint64_t bs)
 		s->done = 1;
 		mw->ndone++;
 	}
+}
+
+/* trimwrite with number_ios, fio 3.33's rule (backend.c: do_io doubles td->o.number_ios as each
+ * pass starts, exceeds_number_ios ends the pass when the job's I/Os reach number_ios x loops,
+ * keep_running starts the next while loops are left, and clear_io_state sends every file back to
+ * its start): as a single file's (patterns.c), over all the job's files. A pass that serves every
+ * file to its end first ends there (new_pass), and counts as one. 2 files of 64k, number_ios=6,
+ * a file's trims failing with ENOTTY ignored (they do not count): loops 2 is 24 pairs, then 24
+ * (48), loops 3 32, 32, 32 (96), each pass from block 0 of the first file, as fio's pwrite64s */
+int mf_trimwrite_count_reached(struct worker *w)
+{
+	struct mfworker *mw = w->mfw;
+	const struct options *o = w->job->o;
+	unsigned __int128 limit = (unsigned __int128)o->number_ios * o->loops;
+	for (unsigned i = 0; i < mw->passes && limit <= UINT64_MAX; i++)
+		limit <<= 1;
+	if (w->nios < limit)
+		return 0;
+	if (mw->passes >= o->loops)
+		return 1;
+	swap_out(w, &mw->st[mw->cur]);
+	for (unsigned i = 0; i < mw->n; i++) {
+		struct mfstate *s = &mw->st[i];
+		s->seq_pos[0] = s->seq_pos[1] = 0;
+		s->perm_i = s->nblocks; /* random: a new permutation, an empty map (fio_file_reset) */
+		if (s->map)
+			memset(s->map, 0, (s->nblocks + 63) / 64 * sizeof(uint64_t));
+		s->tw_len = 0; /* a trim not yet written stays so, as fio's */
+	}
+	new_pass(mw);
+	for (unsigned i = 0; i < mw->n; i++)
+		if (mw->st[i].pass_bytes) {
+			mw->cur = i;
+			break;
+		}
+	swap_in(w, &mw->st[mw->cur]);
+	mw->have_cur = 0; /* round robin starts again at the first file */
+	mw->svc_left = 0;
+	return 0;
 }
 
 /* fio 3.33's trimwrite keeps per file whether its last trim was written (f->last_start[TRIM] and

@@ -53,6 +53,7 @@ struct mfstate {
 struct mfworker {
 	struct mfstate *st;
 	unsigned n, cur, nopen, svc_left, ndone;
+	unsigned passes;                /* passes started (fio's do_io calls): trimwrite's number_ios */
 	int have_cur;
 	struct distgen fdg;             /* zipf / pareto / normal over the files */
 	struct perm fscatter;
@@ -81,6 +82,9 @@ int mf_select(struct worker *w);
 /* After the offset was drawn: the request's file, and the file's share of the pass. */
 void mf_issued(struct worker *w, struct io_req *r, uint64_t bs);
 /* trimwrite: the current file's block just trimmed, as its write (1), or nothing pending (0) */
+/* trimwrite with number_ios in a job of several files: 1 when the job's count is reached (its
+ * last pass); a pass that reached its count ends and the next starts from every file's start */
+int mf_trimwrite_count_reached(struct worker *w);
 int mf_trimwrite(struct worker *w, struct io_req *r);
 /* On completion (counters per file; a finished file past openfiles is closed). */
 void mf_completed(struct worker *w, const struct io_req *r);

@@ -349,6 +349,7 @@ struct patgen {
 	uint64_t passes;                /* passes started */
 	uint64_t pass_ios;              /* I/Os issued in this pass */
 	uint64_t pass_writes, prev_writes; /* trimwrite: writes of this pass, of the passes before it */
+	uint64_t write_bytes;           /* trimwrite: bytes of its writes, all passes (io_size with verify) */
 	int pass_end;                   /* verify: the pass ended, its read-back comes first (pat_pass_ended) */
 	unsigned char slot[100];        /* zoned: access percent -> zone */
 	struct zone_range zr[MAX_ZONES];/* zoned: byte range of each zone, relative to offset */
@@ -589,9 +590,14 @@ static int new_pass(struct worker *w, struct patgen *p)
 		more = 1;
 	else if (p->passes < o->loops)
 		more = 1;
-	else if (rw_trimwrite(o->rw)) /* fio's keep_running: the trims' bytes count, io_size once */
-		more = o->io_size > w->issued && o->io_size - w->issued >= opt_max_bs(o);
-	else
+	else if (rw_trimwrite(o->rw)) { /* fio's keep_running: the trims' bytes count, io_size once */
+		/* and with verify the read-back's (fio's io_bytes has every direction): fio reads each
+		 * pass back before keep_running asks (thread_main's do_verify), the engine at the end */
+		uint64_t done = w->issued;
+		if (w->vw && o->do_verify && !o->verify_only)
+			done += p->write_bytes;
+		more = o->io_size > done && o->io_size - done >= opt_max_bs(o);
+	} else
 		more = o->io_size && w->budget > w->issued && w->budget - w->issued >= opt_max_bs(o);
 	if (more)
 		start_pass(w, p);
@@ -657,6 +663,7 @@ int pat_next(struct worker *w, struct io_req *r)
 			p->last_pos[DDIR_WRITE] = r->off + r->len;
 			p->trim_len = 0;
 			p->pass_writes++;
+			p->write_bytes += r->len;
 			w->nios += w->measuring;
 			p->count++;
 			p->pass_ios++;

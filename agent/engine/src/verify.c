@@ -282,6 +282,15 @@ int verify_io_passes(const struct options *o)
 	       opt_min_bs(o) == opt_max_bs(o);
 }
 
+/* trimwrite and randtrimwrite with io_size > size: the pattern generator's passes (patterns.c's
+ * new_pass, fio's keep_running with the read-back's bytes counted), the writes read back at the
+ * end: 64k, io_size=256k is 2 passes, 32 trims, writes and reads, as fio's. One block size
+ * (trims take the writes' size) */
+static int trimwrite_passes(const struct options *o)
+{
+	return rw_trimwrite(o->rw) && !o->rw_seq_add && opt_min_bs(o) == opt_max_bs(o);
+}
+
 void verify_validate(const struct options *o, const struct target *t)
 {
 	if (o->verify != VT_NONE && o->verify_dump && t->is_blk)
@@ -290,12 +299,12 @@ void verify_validate(const struct options *o, const struct target *t)
 		return;
 	/* randwrite with norandommap: fio writes io_size in one pass and reads back each block once,
 	 * as verify_latest_only does */
-	if (o->io_size > o->size && o->rw_seq_add <= 0 && !verify_io_passes(o) &&
+	if (o->io_size > o->size && o->rw_seq_add <= 0 && !verify_io_passes(o) && !trimwrite_passes(o) &&
 	    !(o->rw == RW_RANDWRITE && verify_latest_only(o)))
-		die_usage("io_size", "%llu is larger than size (%llu) with verify: implemented for rw=write and "
-			  "randwrite of one block size (fio's passes, each read back before the next; with "
-			  "norandommap one pass, each block read back once), not for mixed jobs, trims, the other "
-			  "patterns or verify_backlog with norandommap",
+		die_usage("io_size", "%llu is larger than size (%llu) with verify: implemented for rw=write, "
+			  "randwrite, trimwrite and randtrimwrite of one block size (fio's passes, each read back "
+			  "before the next; randwrite with norandommap one pass, each block read back once), not "
+			  "for mixed jobs, the other patterns or verify_backlog with norandommap",
 			  (unsigned long long)o->io_size, (unsigned long long)o->size);
 }
 
@@ -939,6 +948,10 @@ int verify_gen(struct worker *w, struct io_req *r)
 				int done = replay_one(w, r);
 				cursor_swap(w);
 				if (!done) {
+					/* fio's exceeds_number_ios (backend.c) counts every I/O of the job,
+					 * the backlog's reads too (io_blocks): number_ios=10, backlog 4 is
+					 * 6 writes, as fio's */
+					w->nios += w->measuring;
 					if (--v->batch_left == 0 || v->replayed >= v->wcount)
 						v->backlog_state = 3;
 					return 0;

@@ -560,11 +560,13 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	if (!o->time_based && w->issued >= w->budget && w->measuring)
 		return 1; /* during ramp_time the budget does not run down (see account()) */
 	/* number_ios: like size, a budget of number_ios x loops I/Os (fio 3.33 goes on without
-	 * rewinding when the count ends a pass); time_based runs ignore it, as fio's. A file's
-	 * trimwrite: its passes' own rule (patterns.c); several files' keep number_ios x loops pairs */
-	if (o->number_ios && !o->time_based && w->measuring && !(w->pat && rw_trimwrite(o->rw)) &&
-	    w->nios / (rw_trimwrite(o->rw) ? 2 : 1) / o->loops >= o->number_ios)
-		return 1; /* trimwrite: a trim and its write count as two, as fio doubles the count */
+	 * rewinding when the count ends a pass); time_based runs ignore it, as fio's. trimwrite: its
+	 * passes' own rule, a file's in patterns.c, several files' in multifile.c */
+	if (o->number_ios && !o->time_based && w->measuring && !(w->pat && rw_trimwrite(o->rw))) {
+		if (!rw_trimwrite(o->rw) ? w->nios / o->loops >= o->number_ios
+					 : w->mfw ? mf_trimwrite_count_reached(w) : w->nios / 2 / o->loops >= o->number_ios)
+			return 1;
+	}
 	if (w->pat) /* rw=X:N, bsrange, blockalign, zoned, ... (src/patterns.c) */
 		return pat_next(w, r);
 	int ddir;
