@@ -82,10 +82,15 @@ class Settings(BaseSettings):
     session_token_ttl_s: int = 7 * 24 * 3600
     heartbeat_interval_s: int = 10
     # Idle agents' heartbeats are paced so that the instance's idle agents send about this many a
-    # second in all (an idle agent's long-poll stamps it alive): 1,000 idle agents every 10 s were
-    # 100 requests a second, most of the API's idle work. Never more often than heartbeat_interval_s,
-    # never less often than every 2/3 of agent_offline_after_s (backend/agent/service.py).
-    idle_heartbeats_per_s: float = Field(25.0, gt=0, le=100_000)
+    # second in all (an idle agent's long-poll stamps it alive, a busy one's run reports do): 1,000
+    # idle agents every 10 s were 100 requests a second, most of the API's idle work. Never more
+    # often than heartbeat_interval_s, never less often than idle_heartbeat_max_s (ADR 0051;
+    # backend/agent/service.py). 5 a second: up to 50 agents every 10 s, 1,000 every 200 s.
+    idle_heartbeats_per_s: float = Field(5.0, gt=0, le=100_000)
+    # The longest an idle agent waits between heartbeats: what they still carry is its state, its
+    # token's expiry (rotated at half a lifetime of days) and its clock samples (the agent keeps
+    # the best of the last 5 minutes'; a group run measures afresh in a burst).
+    idle_heartbeat_max_s: int = Field(300, ge=1, le=86_400)
     # An agent that has not sent a heartbeat for this long is shown offline and gets no new runs.
     agent_offline_after_s: int = 45
     # An assigned run the agent has not started within this time goes back to the queue.

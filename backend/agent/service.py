@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import repository, wake
 from backend.agent import token as agent_token
+from backend.agent.liveness import LIVENESS_STAMP_S as LIVENESS_STAMP_S
+from backend.agent.liveness import stamp_alive as _stamp_alive
 from backend.agent.policy import stored_inventory
 from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
 from backend.audit import service as audit
@@ -236,32 +238,11 @@ def delete(session: Session, *, principal: UserPrincipal, agent_id: uuid.UUID) -
 # --- agent side ---------------------------------------------------------------------------------
 
 
-# The liveness stamp (`last_heartbeat_at`: agent.mark_silent_offline and "last seen" read it) is
-# written only when it is this old (at most a third of agent_offline_after_s), when the agent was
-# offline, or when another agent process speaks (a new boot id). So an idle long-poll's look and
-# most heartbeats are read-only transactions: stamping at every look and heartbeat made 200 idle
-# agents about 60 write commits a second (bench/load; docs/benchmarks.md § Load).
-LIVENESS_STAMP_S = 15.0
-
-
 def mark_silent_offline(session: Session) -> list[uuid.UUID]:
     """Agents not heard from for `agent_offline_after_s` (no heartbeat since, or since enrolment if
     none) are marked offline; the ids of those just marked (beat's `agent.mark_silent_offline`)."""
     before = utcnow() - timedelta(seconds=get_settings().agent_offline_after_s)
     return repository.mark_silent_offline(session, before)
-
-
-def _stamp_alive(agent: Agent, now: datetime, boot_id: uuid.UUID | None) -> None:
-    """Mark the agent online and seen at `now`, writing only when that tells something new."""
-    every_s = min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)
-    last = agent.last_heartbeat_at
-    if (
-        not agent.online
-        or last is None
-        or not 0 <= (now - last).total_seconds() < every_s  # also a server clock set back
-        or (boot_id is not None and boot_id != agent.boot_id)
-    ):
-        agent.online, agent.last_heartbeat_at = True, now
 
 
 def _own_agent(session: Session, principal: AgentPrincipal, agent_id: uuid.UUID) -> Agent:
@@ -304,15 +285,16 @@ def _agents_online(session: Session) -> int:
 def heartbeat_interval(session: Session, *, idle: bool) -> int:
     """The heartbeat interval the server asks of an agent (it follows each answer's). A busy agent
     (or one a run waits for): `heartbeat_interval_s`. An idle one long-polls, and each poll stamps
-    it alive, so its heartbeats only refresh its state and clock samples: paced so the instance's
-    idle agents send about `idle_heartbeats_per_s` in all (1,000 agents: every 30 s instead of 10),
-    within [heartbeat_interval_s, 2/3 of agent_offline_after_s] (docs/benchmarks.md § A thousand
-    agents)."""
+    it alive, so its heartbeats only refresh its state, its token's expiry and its clock samples:
+    paced so the instance's idle agents send about `idle_heartbeats_per_s` in all (1,000 agents:
+    every 200 s instead of 10), within [heartbeat_interval_s, idle_heartbeat_max_s]. Not bound to
+    agent_offline_after_s: an idle agent's polls and a busy one's run reports stamp it alive
+    (backend/agent/liveness.py; ADR 0051, docs/benchmarks.md § A thousand agents, the CPU budget)."""
     s = get_settings()
     if not idle:
         return s.heartbeat_interval_s
     paced = math.ceil(_agents_online(session) / s.idle_heartbeats_per_s)
-    return max(s.heartbeat_interval_s, min(paced, s.agent_offline_after_s * 2 // 3))
+    return max(s.heartbeat_interval_s, min(paced, s.idle_heartbeat_max_s))
 
 
 def heartbeat(

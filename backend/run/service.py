@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, object_session
 
 from backend.agent import repository as agent_repo
 from backend.agent import wake
+from backend.agent.liveness import seen_at_work
 from backend.agent.policy import reported_policy
 from backend.agent.schemas import Inventory, LeaseGroup
 from backend.audit import service as audit
@@ -1090,6 +1091,7 @@ def hand_out(session: Session, *, agent_id: uuid.UUID) -> Run | None:
 
 def start(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: LeaseRef) -> Run:
     run = leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
+    seen_at_work(session, principal=principal)  # its idle heartbeats may be minutes apart (ADR 0051)
     if run.status == RunStatus.running:
         return run  # a retried start
     if run.status != RunStatus.assigned:
@@ -1109,6 +1111,7 @@ def progress(
     run = leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
     if run.status != RunStatus.running:
         raise Conflict(f"run is {run.status.value}, not running", code="lease_lost")
+    seen_at_work(session, principal=principal)  # alive while busy, whatever its heartbeats' pace
     now = utcnow()
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
     data = body.model_dump(mode="json", exclude={"lease_id"})

@@ -451,8 +451,13 @@ def test_idle_agents_heartbeats_are_paced_by_the_fleets_size(
         return int(r.json()["heartbeat_interval_s"])
 
     assert interval() == s.heartbeat_interval_s  # a small fleet
-    monkeypatch.setattr(s, "idle_heartbeats_per_s", 0.001)  # as a huge one
-    assert interval() == s.agent_offline_after_s * 2 // 3  # at most: within the offline threshold
+    # a fleet of 1,000 at the default 5 heartbeats a second in all (this one agent at 1/200 a
+    # second): every 200 s, not bound to the offline threshold (45 s): idle agents' polls stamp them
+    # alive, busy agents' run reports do (ADR 0051)
+    monkeypatch.setattr(s, "idle_heartbeats_per_s", 1 / 200)
+    assert interval() == 200
+    monkeypatch.setattr(s, "idle_heartbeats_per_s", 0.001)  # as a huge fleet
+    assert interval() == s.idle_heartbeat_max_s  # at most
     assert interval("busy") == s.heartbeat_interval_s
     create_run(session, agent=a.agent, status=RunStatus.assigned)
     assert interval() == s.heartbeat_interval_s  # a run waits for it

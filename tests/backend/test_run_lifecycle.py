@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import event, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from backend.agent import service as agent_service
@@ -186,6 +187,55 @@ def test_an_idle_heartbeat_built_just_before_the_lease_arrived_fails_nothing(
     assert run.status == RunStatus.running
     prog = {"lease_id": lease_id, "job_index": 0, "job_name": "j", "percent": 10.0, "elapsed_ns": 1}
     assert client.post(f"/api/v1/runs/{run.id}/progress", json=prog, headers=a.headers).status_code == 200
+
+
+def test_a_busy_agents_run_reports_keep_it_online_whatever_its_heartbeats_pace(
+    client: TestClient, session: Session, connection: Connection
+) -> None:
+    """An idle agent's heartbeats may be minutes apart (ADR 0051), so the agent that leased a run
+    just after one is kept online by its start and progress reports: each stamps it as a heartbeat
+    does, writing only when the stamp is due (a report within LIVENESS_STAMP_S of the last one
+    reads the agent's row no more than authentication did and writes nothing to it)."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+    lease = _poll(client, a)
+    assert lease is not None
+
+    def silent_for(seconds: float) -> datetime:
+        at = utcnow() - timedelta(seconds=seconds)
+        a.agent.last_heartbeat_at = at
+        session.flush()
+        return at
+
+    stale = silent_for(40)  # its last heartbeat was an idle one, 40 s ago: offline at 45
+    r = client.post(f"/api/v1/runs/{run.id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers)
+    assert r.status_code == 200, r.text
+    session.refresh(a.agent)
+    assert a.agent.online and a.agent.last_heartbeat_at is not None and a.agent.last_heartbeat_at > stale
+
+    prog = {"lease_id": lease["lease_id"], "job_index": 0, "job_name": "j", "percent": 10.0, "elapsed_ns": 1}
+    url = f"/api/v1/runs/{run.id}/progress"
+    a.agent.online = False  # beat's agent.mark_silent_offline marked it meanwhile
+    stale = silent_for(60)
+    assert client.post(url, json=prog, headers=a.headers).status_code == 200
+    session.refresh(a.agent)
+    assert a.agent.online and a.agent.last_heartbeat_at is not None and a.agent.last_heartbeat_at > stale
+
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()).upper())
+
+    event.listen(connection, "before_cursor_execute", seen)
+    try:
+        assert client.post(url, json=prog, headers=a.headers).status_code == 200  # the stamp is fresh
+    finally:
+        event.remove(connection, "before_cursor_execute", seen)
+    assert not any(s.startswith("UPDATE AGENTS") for s in statements), statements
+    reads = [s for s in statements if s.startswith("SELECT") and "FROM AGENTS" in s]
+    assert len(reads) == 1, reads  # authentication's: the stamp's check reads the row it brought
 
 
 def _running_by(client: TestClient, session: Session, a: AgentCtx, boot: uuid.UUID) -> tuple[Run, str]:
