@@ -36,9 +36,13 @@ def verdict_parts(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID,
         select(
             RunResult.run_id,
             pts["test"],
+            pts["profile"],
             pts["compliant"],
             pts["deviations"],
             pts["steady_state"],
         ).where(RunResult.run_id.in_(run_ids), RunResult.engine_result.has_key("pts"))
     ).all()
-    return {rid: {"test": t, "compliant": c, "deviations": d, "steady_state": s} for rid, t, c, d, s in rows}
+    return {
+        rid: {"test": t, "profile": pr, "compliant": c, "deviations": d, "steady_state": s}
+        for rid, t, pr, c, d, s in rows
+    }

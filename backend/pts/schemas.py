@@ -15,6 +15,7 @@ MAX_ELEMENTS = 64  # the IOPS matrix's 56
 MAX_HIR_SEGMENTS = 10  # Host Idle Recovery's five wait states and their returns to baseline
 MAX_HIR_BURSTS = 360  # bursts per segment
 PtsTestName = Literal["iops", "throughput", "latency", "wsat", "hir"]
+PtsProfile = Literal["enterprise", "client"]
 Text = Annotated[str, Field(max_length=2000)]
 Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
 Rate = Annotated[float, Field(ge=0, le=1e18)]
@@ -131,6 +132,9 @@ class PtsDoc(_Loose):
 
     spec: Text
     test: PtsTestName
+    # the specification's profile (libs/workload PROFILES); a run from before it was recorded used
+    # the Enterprise parameters (the defaults then and now)
+    profile: PtsProfile = "enterprise"
     compliant: bool
     deviations: list[Text] = Field(default_factory=list, max_length=20)
     capacity_bytes: Count
@@ -156,6 +160,10 @@ class PtsVerdict(OutputSchema):
     """A PTS run's verdict in brief (RunRead.pts; the validity flags and reviews read it)."""
 
     test: PtsTestName
+    profile: PtsProfile = Field(
+        description="the specification's profile the run follows: enterprise, or client (never "
+        "compliant: the sources at hand do not state all of PTS Client's parameters, docs/pts.md)"
+    )
     compliant: bool = Field(
         description="false: a short trial or a departure from the specification (deviations)"
     )
@@ -281,7 +289,7 @@ class PtsReport(OutputSchema):
     and the tables (docs/pts.md)."""
 
     run_id: uuid.UUID
-    spec: str
+    spec: str = Field(description="the specification and profile, e.g. SNIA SSS PTS v2.0.x Client")
     verdict: PtsVerdict
     metric: Literal["iops", "bw_bytes", "lat_mean_ns"] = Field(
         description="the test's figure in per_round and the tracking variable"

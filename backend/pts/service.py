@@ -49,6 +49,7 @@ def verdict(doc: PtsDoc) -> PtsVerdict:
     w = ss.window if ss.applies else None  # Write Saturation: no measurement window
     return PtsVerdict(
         test=doc.test,
+        profile=doc.profile,
         compliant=doc.compliant,
         deviations=list(doc.deviations),
         steady_state_applies=ss.applies,
@@ -58,6 +59,12 @@ def verdict(doc: PtsDoc) -> PtsVerdict:
         window_first_round=w.first_round if w else None,
         window_last_round=w.last_round if w else None,
     )
+
+
+def compliance_name(v: PtsVerdict) -> str:
+    """What a run of `v`'s profile is judged against: "PTS-compliant" (Enterprise, as before
+    profiles) or "PTS Client-compliant"."""
+    return "PTS Client-compliant" if v.profile == "client" else "PTS-compliant"
 
 
 def validity_flags(v: PtsVerdict) -> list[dict[str, str]]:
@@ -75,7 +82,9 @@ def validity_flags(v: PtsVerdict) -> list[dict[str, str]]:
         shown = "; ".join(v.deviations[:4]) + (
             f"; +{len(v.deviations) - 4} more" if len(v.deviations) > 4 else ""
         )
-        out.append({"flag": "not_pts_compliant", "message": f"not PTS-compliant: {shown or 'a short trial'}"})
+        out.append(
+            {"flag": "not_pts_compliant", "message": f"not {compliance_name(v)}: {shown or 'a short trial'}"}
+        )
     return out
 
 
@@ -221,6 +230,7 @@ def _verdict_of(part: dict[str, Any]) -> PtsVerdict | None:
     try:
         return PtsVerdict(
             test=part["test"],
+            profile="client" if part.get("profile") == "client" else "enterprise",
             compliant=part.get("compliant") is True,
             deviations=[str(d)[:2000] for d in part.get("deviations") or []][:20],
             steady_state_applies=applies,
@@ -281,8 +291,9 @@ def to_csv(r: PtsReport) -> str:
     v = r.verdict
     w.writerow(["section", "verdict"])
     w.writerow(["spec", r.spec])
+    w.writerow(["profile", v.profile])
     w.writerow(["test", v.test])
-    w.writerow(["pts_compliant", "yes" if v.compliant else "no"])
+    w.writerow(["pts_compliant", "yes" if v.compliant else "no", compliance_name(v)])
     w.writerow(["deviations", "; ".join(v.deviations)])
     w.writerow(
         [

@@ -77,6 +77,7 @@ def _document_parts_query() -> Select[Any]:
         doc["heap_btree_run"],
         doc.has_key("pts"),
         pts["test"],
+        pts["profile"],
         pts["compliant"],
         pts["deviations"],
         pts["steady_state"],
@@ -102,7 +103,7 @@ def document_parts(
     files: dict[uuid.UUID, dict[str, Any]] = {}
     dbs: dict[uuid.UUID, dict[str, Any]] = {}
     verdicts: dict[uuid.UUID, dict[str, Any]] = {}
-    for rid, is_file, pm, fs, usr, sys, mem, n, is_db, t, h, hr, is_pts, test, ok, dev, ss in rows:
+    for rid, is_file, pm, fs, usr, sys, mem, n, is_db, t, h, hr, is_pts, test, prof, ok, dev, ss in rows:
         if is_file:
             files[rid] = {
                 "postmark": pm,
@@ -115,7 +116,13 @@ def document_parts(
         if is_db:
             dbs[rid] = {"tpch": t, "heap_btree": h, "heap_btree_run": hr}
         if is_pts:
-            verdicts[rid] = {"test": test, "compliant": ok, "deviations": dev, "steady_state": ss}
+            verdicts[rid] = {
+                "test": test,
+                "profile": prof,
+                "compliant": ok,
+                "deviations": dev,
+                "steady_state": ss,
+            }
     return files, dbs, verdicts
 
 

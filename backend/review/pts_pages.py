@@ -18,6 +18,7 @@ from html import escape
 
 from backend.kit import numbers as n
 from backend.pts.schemas import PtsElement, PtsReport, PtsWindow
+from backend.pts.service import compliance_name
 from backend.review.report import color_at, nice_ticks, tick_number
 from backend.review.schemas import CandidateRead
 
@@ -34,6 +35,10 @@ TEST_NAMES = {
     "latency": "Latency",
     "wsat": "Write Saturation",
     "hir": "Host Idle Recovery",
+}
+PROFILE_NAMES = {
+    "enterprise": "Enterprise",
+    "client": "Client",
 }
 CSS = """
 .pts-page { break-before: page; }
@@ -365,15 +370,13 @@ def latency_table(elements: Sequence[PtsElement]) -> str:
 
 def _facts(c: CandidateRead, r: PtsReport) -> str:
     v = r.verdict
-    compliance = (
-        "PTS-compliant"
-        if v.compliant
-        else "not PTS-compliant: " + "; ".join(v.deviations or ["a short trial"])
-    )
+    name = compliance_name(v)
+    compliance = name if v.compliant else f"not {name}: " + "; ".join(v.deviations or ["a short trial"])
     rows = [
         ("Candidate", f"{c.name} ({c.model})"),
         ("Run", str(r.run_id)),
         ("Specification", r.spec),
+        ("Profile", PROFILE_NAMES[v.profile]),
         ("Test", TEST_NAMES[v.test]),
         ("Steady state", verdict_text(r)),
         *([("Stopped by", stopped)] if (stopped := stop_text(r)) is not None else []),

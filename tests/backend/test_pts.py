@@ -499,11 +499,13 @@ def test_a_short_iops_trial_end_to_end_on_a_zram_device(
     client: TestClient, session: Session, tmp_path: Path
 ) -> None:
     """The IOPS test at its smallest scale on a zram device of its own (zram-control's hot_add,
-    16 MiB of random bytes, behind the 500 IOPS write throttle): queued with both keys, leased,
-    run by the agent's child as PtsRunner starts it, uploaded and reported. The purge is a
-    discard, and the run says it is zram's (no erase command: the discard frees its pages); the
-    verdict is libs/workload's rule over the rounds kept; the kernel's zram devices are as the
-    test found them after (its device removed, hot_remove)."""
+    16 MiB of random bytes, behind the 500 IOPS write throttle), as PTS Client: queued with both
+    keys, leased, run by the agent's child as PtsRunner starts it, uploaded and reported. The
+    purge is a discard, and the run says it is zram's (no erase command: the discard frees its
+    pages); the verdict is libs/workload's rule over the rounds kept; the profile is in the
+    result, the verdict, the report, the CSV and the validity flag, with what the sources do not
+    state of the Client; the kernel's zram devices are as the test found them after (its device
+    removed, hot_remove)."""
     from iowatt_workload.pts import steady_state
 
     from tests.agent.test_pts import throttled_zram, zram_devices
@@ -512,7 +514,8 @@ def test_a_short_iops_trial_end_to_end_on_a_zram_device(
     with throttled_zram() as (link, dev, original, cg):
         real = os.path.realpath(dev)
         assert dev.name in zram_devices() - before
-        u, a, run_id = _queued_on_device(client, session, tmp_path / "state", link, dict(TRIAL["pts"]))
+        client_trial = {**TRIAL["pts"], "profile": "client"}
+        u, a, run_id = _queued_on_device(client, session, tmp_path / "state", link, client_trial)
         p = _run_in_throttled_child(client, a, run_id, "iops", link, cg, tmp_path)["pts"]
         with dev.open("rb") as f:  # written over: the preconditioning covered the whole device
             after = f.read()
@@ -531,15 +534,26 @@ def test_a_short_iops_trial_end_to_end_on_a_zram_device(
     assert v["window"]["first_round"] == 1 and v["window"]["last_round"] == 5
     assert v["window"]["data_ok"] is again.window.data_ok and v["window"]["slope_ok"] is again.window.slope_ok
     assert p["stop"]["rule"] == ("steady_state" if again.reached else "round_limit")
-    # the server's reading: the verdict, the report's purge note, the CSV
+    assert (p["spec"], p["profile"], p["params"]["profile"]) == (
+        "SNIA SSS PTS v2.0.x Client",
+        "client",
+        "client",
+    )
+    assert p["deviations"][-1].startswith("PTS Client: the sources at hand do not state its ActiveRange")
+    # the server's reading: the verdict, the report's purge note, the CSV, the validity flag
     run = client.get(f"/api/v1/runs/{run_id}", headers=u.headers).json()
     assert run["status"] == "succeeded" and run["pts"]["steady_state_reached"] is again.reached
-    assert not run["pts"]["compliant"]
+    assert run["pts"]["profile"] == "client" and not run["pts"]["compliant"]
     body = client.get(f"/api/v1/runs/{run_id}/pts", headers=u.headers).json()
+    assert body["spec"] == "SNIA SSS PTS v2.0.x Client" and body["verdict"]["profile"] == "client"
     assert body["purge"]["method"] == "blkdiscard" and "zram" in body["purge"]["note"]
     assert body["window"]["average"] == pytest.approx(again.window.average)
     csv = client.get(f"/api/v1/runs/{run_id}/pts?format=csv", headers=u.headers).text
     assert 'purge,blkdiscard,"zram (a compressed RAM disk)' in csv
+    assert "profile,client\n" in csv and "pts_compliant,no,PTS Client-compliant\n" in csv
+    validity = client.get(f"/api/v1/runs/{run_id}/system", headers=u.headers).json()["validity"]
+    flag = next(f for f in validity if f["flag"] == "not_pts_compliant")
+    assert flag["message"].startswith("not PTS Client-compliant: rounds of 1 s per element")
 
 
 @pytest.mark.early  # ~10 s, mostly the trial's own host idle and throttled bursts
@@ -639,6 +653,9 @@ def test_the_pdf_pages_of_each_test_are_the_report_views() -> None:
     assert "SNIA PTS report: A &lt;b&gt;" in html and "ssd &amp; co" in html and "<b>" not in html
     assert html.count("<svg") == 2 and "least-squares fit" in html and "slope band ±5 %" in html
     assert "hsl(212 80%" in html  # the IOPS heat map
+    assert "<th>Profile</th><td>Enterprise</td>" in html  # recorded before profiles: Enterprise's
+    client = section(_report(RECORDED, profile="client", spec="SNIA SSS PTS v2.0.x Client"))
+    assert "<th>Profile</th><td>Client</td>" in client and "not PTS Client-compliant: rounds of 1 s" in client
     wsat = section(_report(WSAT_RECORDED))
     # its two plots, and neither a convergence plot nor a measurement window: no steady state applies
     assert "IOPS over time" in wsat and "IOPS over total GB written" in wsat and wsat.count("<svg") == 2

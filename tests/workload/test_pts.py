@@ -24,6 +24,7 @@ from iowatt_workload.pts import (
     PtsJobError,
     baseline_job,
     burst_job,
+    client_unstated,
     engine_runs_max,
     hir_idle_seconds,
     hir_seconds,
@@ -189,6 +190,34 @@ def test_throughput_runs_one_block_size_sequentially() -> None:
     assert [j["rw"] for j in round_job(p, 64 << 20)["jobs"]] == ["read", "write"]
     with pytest.raises(PtsJobError, match="one block size"):
         parse_job({"mode": "pts", "test": "throughput", "block_sizes": [131072, 1048576]})
+
+
+def test_a_client_run_follows_what_the_sources_state_and_is_never_called_compliant() -> None:
+    """PTS Client (profile client): the same jobs as Enterprise's (the sources at hand do not state
+    the Client's ActiveRange, outstanding I/O or preconditioning: iowatt invents none), its
+    Throughput 1024 KiB only (SNIA's Throughput test page), and every Client run lists what is
+    unstated, so none is compliant; the lease job carries the profile and reads back."""
+    enterprise = parse_job({"mode": "pts", "test": "iops"})
+    client = parse_job({"mode": "pts", "test": "iops", "profile": "client"})
+    assert enterprise.profile == "enterprise" and enterprise.deviations() == []
+    assert enterprise.spec == "SNIA SSS PTS v2.0.x Enterprise" and client.spec == "SNIA SSS PTS v2.0.x Client"
+    assert planned_jobs(client, 64 << 20) == planned_jobs(enterprise, 64 << 20)
+    (why,) = client.deviations()
+    assert why.startswith("PTS Client: the sources at hand do not state its ActiveRange")
+    assert "outstanding I/O" in why and "calls no Client run compliant" in why
+    assert parse_job(client.as_job()) == client and client.as_job()["profile"] == "client"
+    assert "outstanding I/O (threads x queue depth)" not in client_unstated("latency")  # T1/Q1 in both
+    assert any("whether it has this test" in x for x in client_unstated("wsat"))
+    assert not any("preconditioning" in x for x in client_unstated("hir"))  # no WIPC in HIR
+    tp = {"mode": "pts", "test": "throughput", "block_sizes": [131072]}
+    assert parse_job(tp).deviations() == []  # PTS Enterprise has a 128 KiB Throughput test
+    assert (
+        parse_job({**tp, "profile": "client"}).deviations()[0]
+        == "PTS Client's Throughput test is 1024 KiB only"
+    )
+    with pytest.raises(PtsJobError) as exc:
+        parse_job({"mode": "pts", "test": "iops", "profile": "consumer"})
+    assert exc.value.key == "profile"
 
 
 def test_a_short_trial_says_why_it_is_not_compliant() -> None:

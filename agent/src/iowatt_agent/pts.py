@@ -50,7 +50,6 @@ from types import FrameType
 from typing import IO, Any
 
 from iowatt_workload.pts import (
-    PTS_SPEC,
     PtsParams,
     Stop,
     baseline_job,
@@ -651,7 +650,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         **{k: v for k, v in last_doc.items() if k != "jobs"},
         "jobs": last_doc.get("jobs") or [],
         "pts": {
-            "spec": PTS_SPEC,
+            "spec": p.spec,
+            "profile": p.profile,
             "test": p.test,
             "params": p.as_job(),
             "compliant": not deviations,

@@ -8,6 +8,7 @@ PTS-compliant."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from iowatt_workload.pts import (
@@ -53,6 +54,13 @@ class PtsSpec(InputSchema):
         "preconditioned to steady state with 4 KiB random writes, then bursts of them separated by "
         "host idle times of 1, 2, 3, 5 and 10 bursts' length, each wait state followed by a return to "
         "baseline without idle"
+    )
+    profile: Literal["enterprise", "client"] = Field(
+        "enterprise",
+        description="the specification's profile: enterprise, or client (Throughput 1024 KiB only; its "
+        "ActiveRange, outstanding I/O and preconditioning are not stated in the sources at hand, so a "
+        "client run uses the enterprise ones, lists them in its deviations and is never PTS "
+        "Client-compliant: docs/pts.md)",
     )
     purge: Literal["auto", "blkdiscard", "none"] = Field(
         "auto",
@@ -158,6 +166,7 @@ class PtsSpec(InputSchema):
         job: dict[str, object] = {
             "mode": "pts",
             "test": self.test,
+            "profile": self.profile,
             "purge": self.purge,
             "threads": self.threads,
             "iodepth": self.iodepth,
@@ -223,5 +232,7 @@ class Pts(Kind):
     def default_name(self, spec: WorkloadSpec) -> str:
         assert spec.pts is not None
         p = spec.pts.params()
-        trial = "" if not p.deviations() else " (short trial)"
-        return f"SNIA PTS {p.test}{trial}"
+        client = " Client" if p.profile == "client" else ""
+        # a Client run always has deviations (what the sources do not state): a trial is a scale
+        trial = "" if not replace(p, profile="enterprise").deviations() else " (short trial)"
+        return f"SNIA PTS{client} {p.test}{trial}"

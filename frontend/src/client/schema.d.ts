@@ -7847,7 +7847,10 @@ export interface components {
              * Format: uuid
              */
             run_id: string;
-            /** Spec */
+            /**
+             * Spec
+             * @description the specification and profile, e.g. SNIA SSS PTS v2.0.x Client
+             */
             spec: string;
             /** @description why the rounds stopped (null: a run from before this was recorded) */
             stop: components["schemas"]["PtsStop"] | null;
@@ -7923,6 +7926,13 @@ export interface components {
              * @description the R/W mixes of the matrix as read % (a subset of the test's); null = the test's own
              */
             mixes?: number[] | null;
+            /**
+             * Profile
+             * @description the specification's profile: enterprise, or client (Throughput 1024 KiB only; its ActiveRange, outstanding I/O and preconditioning are not stated in the sources at hand, so a client run uses the enterprise ones, lists them in its deviations and is never PTS Client-compliant: docs/pts.md)
+             * @default enterprise
+             * @enum {string}
+             */
+            profile: "enterprise" | "client";
             /**
              * Purge
              * @description auto: NVMe Format (user data erase), ATA secure erase, or a discard of every block, whichever the device has; blkdiscard: a discard; none: no purge (not PTS-compliant)
@@ -8003,6 +8013,12 @@ export interface components {
             compliant: boolean;
             /** Deviations */
             deviations: string[];
+            /**
+             * Profile
+             * @description the specification's profile the run follows: enterprise, or client (never compliant: the sources at hand do not state all of PTS Client's parameters, docs/pts.md)
+             * @enum {string}
+             */
+            profile: "enterprise" | "client";
             /** Rounds */
             rounds: number;
             /**

@@ -10,6 +10,7 @@ interface Case {
   name: string;
   pts: {
     test: PtsSpec["test"];
+    profile?: PtsSpec["profile"];
     purge?: PtsSpec["purge"];
     block_sizes?: number[];
     burst_s?: number;
@@ -46,7 +47,7 @@ describe("ptsPlan: the server's reading of a run, before it is queued", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s", (_, c) => {
     const { burst_s, bursts, wait_states } = c.pts;
     const spec = {
-      ...ptsSpec(c.pts.test, c.pts.purge ?? "auto", c.pts.block_sizes?.[0]),
+      ...ptsSpec(c.pts.test, c.pts.purge ?? "auto", c.pts.block_sizes?.[0], c.pts.profile),
       ...(burst_s !== undefined ? { burst_s } : {}),
       ...(bursts !== undefined ? { bursts } : {}),
       ...(wait_states !== undefined ? { wait_states } : {}),

@@ -87,11 +87,37 @@ export const PTS_TESTS: Record<PtsTest, TestDef> = {
   },
 };
 export const THROUGHPUT_BLOCK_SIZES = [128 * KiB, 1024 * KiB];
+/** PTS Client's Throughput test is 1024 KiB only (SNIA's Throughput test page). */
+export const CLIENT_THROUGHPUT_BLOCK_SIZES = [1024 * KiB];
+
+export type PtsProfile = PtsSpec["profile"];
+export const PTS_PROFILES: { value: PtsProfile; label: string }[] = [
+  { value: "enterprise", label: "Enterprise" },
+  { value: "client", label: "Client" },
+];
+
+/** The PTS Client parameters of a test the sources at hand name but do not state (libs/workload's
+ * `client_unstated`, word for word): a Client run lists them and is never called compliant. */
+export function clientUnstated(test: PtsTest): string[] {
+  const out = ["its ActiveRange and ActiveRange amount"];
+  if (test !== "latency") out.push("its outstanding I/O (threads x queue depth)");
+  if (PTS_TESTS[test].wipc)
+    out.push("its workload-independent preconditioning (sequential and random)");
+  if (test === "wsat" || test === "hir")
+    out.push("whether it has this test in this form (the sources describe PTS Enterprise's)");
+  return out;
+}
+
+/** What a run of the profile is judged against (the server's `compliance_name`). */
+export function complianceName(profile: PtsProfile | undefined): string {
+  return profile === "client" ? "PTS Client-compliant" : "PTS-compliant";
+}
 
 /** A SNIA PTS run as chosen: the test, (Throughput) its block size, the purge and the scale of a
  * short trial as the select holds it ("" = the specification's length: PTS-compliant). */
 export interface PtsDraft {
   test: PtsTest;
+  profile: PtsProfile;
   throughputBs: number;
   purge: PtsSpec["purge"];
   scale: string;
@@ -100,14 +126,16 @@ export interface PtsDraft {
 }
 
 /** The run's PTS parameters as the form sends them: the specification's defaults, the test, its
- * purge and (Throughput) its one block size. */
+ * purge, (Throughput) its one block size and the profile. */
 export function ptsSpec(
   test: PtsTest,
   purge: PtsSpec["purge"] = "auto",
   throughputBs: number = 1024 * KiB,
+  profile: PtsProfile = "enterprise",
 ): PtsSpec {
   return {
     test,
+    profile,
     purge,
     ioengine: "libaio",
     threads: 4,
@@ -224,6 +252,14 @@ export function deviations(p: PtsSpec): string[] {
       (w.length !== HIR_WAIT_STATES.length || w.some((x, i) => x !== HIR_WAIT_STATES[i]))
     )
       out.push("a reduced set of wait states");
+  }
+  if (p.profile === "client") {
+    const trackingBs = p.test === "throughput" ? (p.block_sizes ?? t.blockSizes)[0] : undefined;
+    if (trackingBs !== undefined && !CLIENT_THROUGHPUT_BLOCK_SIZES.includes(trackingBs))
+      out.push("PTS Client's Throughput test is 1024 KiB only");
+    out.push(
+      `PTS Client: the sources at hand do not state ${clientUnstated(p.test).join("; ")}: iowatt calls no Client run compliant`,
+    );
   }
   return out;
 }

@@ -8,6 +8,7 @@ import {
   YAxis,
 } from "recharts";
 import { formatBytes, formatIops, formatNs, formatThroughput, sig3 } from "../../lib/format";
+import { complianceName } from "../../lib/pts";
 import { niceTicks } from "../charts/axis";
 import { MultiLineChart } from "../charts/MultiLineChart";
 import {
@@ -64,7 +65,7 @@ export function PtsVerdictBanner({ report }: { report: PtsReport }) {
         data-testid="pts-compliance"
         title={v.deviations.join("; ")}
       >
-        {v.compliant ? "PTS-compliant" : "not PTS-compliant"}
+        {v.compliant ? complianceName(v.profile) : `not ${complianceName(v.profile)}`}
       </span>
       {!v.compliant && (
         <ul className="pts-deviations" data-testid="pts-deviations">
@@ -82,6 +83,8 @@ export function PtsVerdictBanner({ report }: { report: PtsReport }) {
         )}
         <dt>Specification</dt>
         <dd>{report.spec}</dd>
+        <dt>Profile</dt>
+        <dd data-testid="pts-profile">{v.profile === "client" ? "Client" : "Enterprise"}</dd>
         <dt>Purge</dt>
         <dd data-testid="pts-purge">
           {report.purge.method} ({report.purge.note})

@@ -45,6 +45,7 @@ const elements = [
 
 const verdict: PtsReport["verdict"] = {
   test: "iops",
+  profile: "enterprise",
   compliant: false,
   deviations: ["rounds of 1 s per element, not 60 s"],
   steady_state_applies: true,

@@ -266,7 +266,7 @@ export function deriveRunPlan(s: NewRunState, ctx: RunPlanContext): RunPlan {
   const jobfile = s.mode === "jobfile";
   const ptsMode = s.mode === "pts";
   // a cloned PTS run's parameters as it ran them (already scaled), else the specification's
-  const ptsSent = s.pts.kept ?? ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs);
+  const ptsSent = s.pts.kept ?? ptsSpec(s.pts.test, s.pts.purge, s.pts.throughputBs, s.pts.profile);
   const ptsFactor = s.pts.kept || s.pts.scale === "" ? null : Number(s.pts.scale);
   const pts = ptsMode ? ptsPlan(ptsSent, ptsFactor, target?.size_bytes ?? null) : undefined;
   const maxRuntime = policy?.limits.max_runtime_s ?? null;

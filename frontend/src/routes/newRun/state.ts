@@ -107,7 +107,14 @@ export function initialState(search: URLSearchParams): NewRunState {
     scale: null,
     jobs: [newJob()],
     jobfileText: "",
-    pts: { test: "iops", throughputBs: 1048576, purge: "auto", scale: "", kept: null },
+    pts: {
+      test: "iops",
+      profile: "enterprise",
+      throughputBs: 1048576,
+      purge: "auto",
+      scale: "",
+      kept: null,
+    },
     kept: {},
     clonedFrom: null,
     environmentId: "",
@@ -226,6 +233,7 @@ function clonedWorkload(s: NewRunState, d: CloneDraft): Partial<NewRunState> {
       mode: "pts",
       pts: {
         test: p.test,
+        profile: p.profile,
         throughputBs: p.block_sizes?.[0] ?? s.pts.throughputBs,
         purge: p.purge,
         scale: "",

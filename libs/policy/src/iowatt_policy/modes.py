@@ -95,6 +95,7 @@ PTS = JobMode(
     # engine jobs the run makes (pts.planned_jobs) as the block jobs they are
     keys={
         "test": ("workload.pts.test", True),
+        "profile": ("workload.pts.profile", False),
         "purge": ("workload.pts.purge", False),
         "threads": ("workload.pts.threads", False),
         "iodepth": ("workload.pts.iodepth", False),

@@ -34,6 +34,23 @@ implementation (CloudHarmony's, as modified by Transcend) also stops WSAT at a f
 state, and SNIA's test-service page says WSAT runs "to Steady State": the standard's text, not
 at hand, would say whether that is an option; iowatt does not stop WSAT at steady state.
 
+Enterprise or Client (`profile`, PROFILES): the specification (v2.0.x covers both) states some of
+its parameters per profile. What the public sources at hand state, and iowatt does:
+- Throughput: PTS Enterprise runs SEQ 128 KiB and 1024 KiB, PTS Client 1024 KiB only (SNIA's
+  Throughput test page: "The PTS-E calls for both 128 KiB and 1024 KiB, while the PTS-C requires
+  just 1024 KiB"); a Client run at 128 KiB says so in its deviations.
+- The rest of what sets the Client apart the sources name but do not number: its ActiveRange and
+  ActiveRange amount (SNIA's test terms define "PC AR", "AR amount" and "AR Segments", 2,048 of
+  them for IOPS, Throughput and Latency, with no Client percentage or amount), its outstanding
+  I/O (the same page defines "QD / TC" only), its workload-independent preconditioning (SNIA's
+  IOPS test page: "depending on whether the test is PTS-E or PTS-C, this WIPC may include both
+  sequential and random preconditioning", not how much), and whether Write Saturation and Host
+  Idle Recovery are Client tests in this form (the test terms give WSAT's duration for "PTS
+  Enterprise"; Host Idle Recovery's sources are PTS Enterprise v1.1's). iowatt does not invent
+  them: a Client run uses the same region, threads, depth and preconditioning as an Enterprise
+  run would, lists what is unstated (`client_unstated`) in its deviations and is never called
+  Client-compliant (docs/pts.md, "Enterprise or Client").
+
 Steady state (PTS "Key Test Process Concepts: Steady State"; the definitions "Steady State
 Measurement Window", "Data Excursion", "Slope Excursion"):
 - the tracking variable (one figure per round, e.g. RND 4 KiB 100 % W IOPS) is judged over a
@@ -55,7 +72,7 @@ from typing import Any, Final, Literal
 
 from iowatt_workload.sizes import KiB, MiB, format_size
 
-PTS_SPEC: Final = "SNIA SSS PTS v2.0.x (Enterprise and Client)"
+PTS_VERSION: Final = "SNIA SSS PTS v2.0.x"
 WINDOW_ROUNDS: Final = 5
 MAX_ROUNDS: Final = 25
 DATA_EXCURSION_LIMIT: Final = 0.20  # of the window's average
@@ -201,6 +218,8 @@ PtsTest = Literal["iops", "throughput", "latency", "wsat", "hir"]
 PTS_TESTS: Final[tuple[PtsTest, ...]] = ("iops", "throughput", "latency", "wsat", "hir")
 Purge = Literal["auto", "blkdiscard", "none"]
 PURGES: Final[tuple[Purge, ...]] = ("auto", "blkdiscard", "none")
+Profile = Literal["enterprise", "client"]
+PROFILES: Final[tuple[Profile, ...]] = ("enterprise", "client")
 Ioengine = Literal["libaio", "io_uring", "psync"]
 IOENGINES: Final[tuple[Ioengine, ...]] = ("libaio", "io_uring", "psync")
 
@@ -208,7 +227,9 @@ IOENGINES: Final[tuple[Ioengine, ...]] = ("libaio", "io_uring", "psync")
 IOPS_BLOCK_SIZES: Final = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512)
 IOPS_MIXES: Final = (100, 95, 65, 50, 35, 5, 0)
 # PTS "Throughput": sequential 100/0 and 0/100; 128 KiB and 1024 KiB are separate tests
+# (Enterprise); PTS Client's is 1024 KiB only (SNIA's Throughput test page)
 THROUGHPUT_BLOCK_SIZES: Final = (128 * KiB, 1024 * KiB)
+CLIENT_THROUGHPUT_BLOCK_SIZES: Final = (1024 * KiB,)
 THROUGHPUT_MIXES: Final = (100, 0)
 # PTS "Latency": random, one thread at one outstanding I/O
 LATENCY_BLOCK_SIZES: Final = (512, 4 * KiB, 8 * KiB)
@@ -286,11 +307,30 @@ TESTS: Final[dict[PtsTest, TestDef]] = {
 }
 
 
+def client_unstated(test: PtsTest) -> list[str]:
+    """The PTS Client parameters of `test` the sources at hand name but do not state (the
+    module's docstring): a Client run lists them and is never called Client-compliant."""
+    out = ["its ActiveRange and ActiveRange amount"]
+    if test != "latency":  # Latency: one thread at one outstanding I/O in both profiles
+        out.append("its outstanding I/O (threads x queue depth)")
+    if TESTS[test].wipc:
+        out.append("its workload-independent preconditioning (sequential and random)")
+    if test in ("wsat", "hir"):
+        out.append("whether it has this test in this form (the sources describe PTS Enterprise's)")
+    return out
+
+
+def spec_name(profile: Profile) -> str:
+    """The specification a run of `profile` follows, as its result names it."""
+    return f"{PTS_VERSION} {'Client' if profile == 'client' else 'Enterprise'}"
+
+
 @dataclass(frozen=True)
 class PtsParams:
     """A PTS run as its lease job states it (`parse_job`). Defaults are the specification's."""
 
     test: PtsTest
+    profile: Profile = "enterprise"
     purge: Purge = "auto"
     threads: int = 4
     iodepth: int = 32
@@ -309,6 +349,11 @@ class PtsParams:
     @property
     def test_def(self) -> TestDef:
         return TESTS[self.test]
+
+    @property
+    def spec(self) -> str:
+        """The specification the run follows (its profile's), as its result names it."""
+        return spec_name(self.profile)
 
     @property
     def cells(self) -> list[Cell]:
@@ -373,6 +418,14 @@ class PtsParams:
             out.append("a reduced R/W mix matrix")
         if self.tracking not in self.cells and t.steady_state:
             out.append("the tracking variable's element is not in the matrix")
+        if self.profile == "client":
+            if self.test == "throughput" and self.tracking.bs not in CLIENT_THROUGHPUT_BLOCK_SIZES:
+                out.append("PTS Client's Throughput test is 1024 KiB only")
+            out.append(
+                "PTS Client: the sources at hand do not state "
+                + "; ".join(client_unstated(self.test))
+                + ": iowatt calls no Client run compliant"
+            )
         if self.test == "hir":
             if self.burst_s != HIR_BURST_S:
                 out.append(f"bursts of {self.burst_s} s, not {HIR_BURST_S} s")
@@ -387,6 +440,7 @@ class PtsParams:
         job: dict[str, Any] = {
             "mode": "pts",
             "test": self.test,
+            "profile": self.profile,
             "purge": self.purge,
             "threads": self.threads,
             "iodepth": self.iodepth,
@@ -410,6 +464,7 @@ class PtsParams:
 # the lease job's keys, each once (libs/policy's JobMode for "pts" lists the same)
 JOB_KEYS: Final = (
     "test",
+    "profile",
     "purge",
     "threads",
     "iodepth",
@@ -486,6 +541,7 @@ def parse_job(job: Mapping[str, Any]) -> PtsParams:
         raise PtsJobError("block_sizes", "a Throughput test runs one block size (128 KiB or 1024 KiB)")
     params = PtsParams(
         test=test,  # type: ignore[arg-type]
+        profile=_choice(job, "profile", "enterprise", PROFILES),  # type: ignore[arg-type]
         purge=_choice(job, "purge", "auto", PURGES),  # type: ignore[arg-type]
         threads=_int(job, "threads", 4, 1, THREADS_MAX),
         iodepth=_int(job, "iodepth", 32, 1, IODEPTH_MAX),
