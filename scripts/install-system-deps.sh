@@ -18,7 +18,9 @@
 #   engine:  clang + libclang-rt-14-dev (the libFuzzer targets, make -C agent/engine fuzzers),
 #            ccache (make test-builds: sources compiled before are not compiled again),
 #            binutils (readelf: tests/engine/test_hardening.py)
-#   tests:   fio, postmark and sysbench (engine comparisons), util-linux (losetup; setpriv: tests/netns.py),
+#   tests:   rpm (tests/agent_dist/test_bare_host.py installs the agent's .rpm into a bare Debian root
+#            with rpm --root: its scriptlets, upgrade and removal; no RPM distribution's root is reachable here),
+#            fio, postmark and sysbench (engine comparisons), util-linux (losetup; setpriv: tests/netns.py),
 #            e2fsprogs (mkfs.ext4, chattr), strace (engine tests observe offsets and system calls),
 #            libfaketime (tests/faults skews the agent's clock by ±10 min),
 #            (not Debian's docker-compose: that is Compose v1, which checks docker-compose.yml against an
@@ -36,7 +38,7 @@ set -euo pipefail
 RUN_PACKAGES=(python3.11-venv postgresql-15 redis-server chromium-headless-shell fonts-wqy-microhei liburing-dev libaio-dev pkg-config
   mmdebstrap)
 TEST_PACKAGES=(clang libclang-rt-14-dev ccache binutils fio postmark sysbench util-linux e2fsprogs strace
-  libfaketime mariadb-server btrfs-progs sshfs openssh-server iproute2)
+  libfaketime mariadb-server btrfs-progs sshfs openssh-server iproute2 rpm)
 BENCH_PACKAGES=(chromium)
 case ${1:-all} in
   run) wanted=("${RUN_PACKAGES[@]}") ;;

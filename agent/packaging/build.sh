@@ -27,14 +27,22 @@
 # versions within the floor, no library search path outside the bundle, no library neither in the
 # bundle nor glibc's.
 #
-# AGENT_DIST_GZIP_LEVEL (default 6; 1-9): the tarball's and the .deb's gzip level. The tests build
-# at 1: the same files, ~5 CPU-s less for the two (~2.5 against ~4.5 each) and ~6 % larger.
+# AGENT_DIST_GZIP_LEVEL (default 6; 1-9): the tarball's, the .deb's and the .rpm's gzip level. The
+# tests build at 1: the same files, ~5 CPU-s less for the tarball and the .deb (~2.5 against ~4.5
+# each) and ~6 % larger; the .rpm 0.85 CPU-s at 1, 2.2 at 6, 2.4 at nfpm's own default (9, the
+# same size as 6).
 #
 # AGENT_DIST_REUSE's key is a SHA-256 over everything the build reads: the contents of every file
 # of the agent, the libraries, the engine, agent/packaging (this script too) and the unit, the
 # tools' virtualenv (every package and version), the build Python, the architecture, the kinds
-# asked for and every installed Debian package with its version (gcc, libc, liburing, libaio and
-# the system libraries PyInstaller copies). A change to any of them builds again.
+# asked for, the gzip level, the nfpm it packs the .rpm with (none, or its binary's hash) and every
+# installed Debian package with its version (gcc, libc, liburing, libaio and the system libraries
+# PyInstaller copies). A change to any of them builds again. `build.sh --reuse-key` prints the key
+# (the tests compare two).
+#
+# Stopped (SIGTERM or SIGINT: `make down` stops make up's background build), it leaves no
+# half-written file in the output directory: the .NAME.tmp files it was writing are removed, and a
+# file and its .sha256 are renamed into place together or not at all.
 set -euo pipefail
 # what it builds is public (served to anyone, installed as root): its modes are the same whatever the
 # caller's umask (make up's is 077: a bundle of 0600/0700 files, and dpkg-deb refused the .deb's
@@ -79,12 +87,34 @@ case $ARCH in
   *) echo "agent-dist: unsupported architecture $ARCH" >&2; exit 2 ;;
 esac
 
+case ${1:-} in
+  --reuse-key) PRINT_KEY=1 ;;
+  "") PRINT_KEY= ;;
+  *) echo "usage: build.sh [--reuse-key]" >&2; exit 2 ;;
+esac
 say() { printf 'agent-dist: %s\n' "$*" >&2; }
 mkdir -p "$WORK" "$OUT" "$CACHE"
 # one build at a time in this tree: they share $WORK (`make agent-dist` beside the tests' builds,
 # which also hold dist/.agent-dist.lock around this script)
 exec 9>"$ROOT/dist/.build.lock"
 flock 9
+# What this build publishes, each first written whole as .NAME.tmp beside its place (publish, below).
+# Stopped or failed, it leaves none of those behind (under the lock no other build of this tree
+# writes them); SIGTERM/SIGINT end the build between two commands, never between a file's renames.
+RPMARCH=$ARCH
+PUBLISHED=("$NAME.tar.gz" "iowatt-agent_${VERSION}_$DEBARCH.deb" "iowatt-agent-$VERSION-1.$RPMARCH.rpm")
+REUSED= built=()
+on_exit() {
+  local rc=$? f
+  for f in "${PUBLISHED[@]}"; do
+    rm -f "$OUT/.$f.tmp" "$OUT/.$f.sha256.tmp" "$OUT/.$f.$$" "$OUT/.$f.sha256.$$"
+  done
+  # a build of new inputs: what it wrote goes into the cache under its key (store_reused, below)
+  if [ -n "$REUSED" ] && [ "${#built[@]}" -gt 0 ]; then store_reused "$rc"; fi
+  return "$rc"
+}
+trap on_exit EXIT
+trap 'say "stopped"; exit 143' TERM INT
 
 # --- tools ---------------------------------------------------------------------------------
 # uv when there is one (UV, the project's virtualenv, PATH): the virtualenv and every install below
@@ -121,10 +151,20 @@ if [ "$(cat "$deps_stamp" 2>/dev/null)" != "$deps_want" ]; then
   echo "$deps_want" > "$deps_stamp"
 fi
 
+# the .rpm's packer: NFPM, else the one a build before installed into the cache (the rpm step
+# below installs it with `go` when there is none); its identity is part of the reuse key
+NFPM=${NFPM:-}
+if [ -z "$NFPM" ] && [ -x "$CACHE/gobin-$NFPM_VERSION/nfpm" ]; then NFPM=$CACHE/gobin-$NFPM_VERSION/nfpm; fi
+if [[ $KINDS == *" rpm "* ]] && [ -n "$NFPM" ] && [ ! -x "$NFPM" ]; then say "NFPM=$NFPM is not a program"; exit 2; fi
+
 # --- the same inputs built before (AGENT_DIST_REUSE=1) ----------------------------------------
 inputs_key() {
   {
-    echo "arch=$ARCH kinds=$KINDS root=$BUILD_ROOT"
+    echo "arch=$ARCH kinds=$KINDS root=$BUILD_ROOT gzip=$GZIP_LEVEL"
+    # the .rpm's bytes are nfpm's: which one packs it (none: no .rpm)
+    if [[ $KINDS == *" rpm "* ]]; then
+      if [ -n "$NFPM" ]; then echo "nfpm=$(sha256sum < "$NFPM")"; else echo "nfpm=none go=$(command -v go || true)"; fi
+    fi
     "$PYTHON" -c 'import sys, sysconfig; print(sys.version, sys.executable, sysconfig.get_config_var("LDLIBRARY"))'
     # the tools and the agent's dependencies; not this tree's own projects (their files are in the
     # key below; an older build.sh installed them here after taking the key)
@@ -138,27 +178,27 @@ inputs_key() {
     xargs -r -d '\n' sha256sum < "$WORK/inputs" 2>/dev/null || true
   } | sha256sum | cut -c1-40
 }
-REUSED=
+if [ -n "$PRINT_KEY" ]; then inputs_key; exit 0; fi
 if [ "${AGENT_DIST_REUSE:-0}" = 1 ] && git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
   KEY=$(inputs_key)
   REUSED=$CACHE/bundles/$KEY
   if [ -f "$REUSED/.complete" ]; then
     say "reused: the files a build of the same inputs left in $REUSED"
-    # each file copied beside its place, then renamed over it: another test process may be reading
-    # the one there (a tarball, a .deb), and it keeps reading a whole file, never a half-copied one
-    find "$REUSED" -maxdepth 1 -type f ! -name .complete -print0 |
-      while IFS= read -r -d '' f; do
-        b=$(basename "$f")
-        { cp -p "$f" "$OUT/.$b.$$" && mv -f "$OUT/.$b.$$" "$OUT/$b"; } || exit 1
-      done
+    # each file copied beside its place, then all renamed over theirs (each .sha256 before its
+    # file): another test process may be reading the one there (a tarball, a .deb), and it keeps
+    # reading a whole file, never a half-copied one
+    names=()
+    while IFS= read -r -d '' f; do names+=("$(basename "$f")"); done \
+      < <(find "$REUSED" -maxdepth 1 -type f ! -name .complete -print0 | sort -rz)
+    for b in "${names[@]}"; do cp -p "$REUSED/$b" "$OUT/.$b.$$"; done
+    (trap '' TERM INT; for b in "${names[@]}"; do mv -f "$OUT/.$b.$$" "$OUT/$b"; done)
     touch "$REUSED"
     exit 0
   fi
-  built=()
   # on success, what this build wrote goes into the cache under its key (the four newest kept)
   store_reused() {
-    local rc=$? tmp
-    if [ "$rc" -ne 0 ] || [ ${#built[@]} -eq 0 ]; then return; fi
+    local rc=$1 tmp
+    if [ "$rc" -ne 0 ]; then return; fi
     mkdir -p "$CACHE/bundles"
     tmp=$(mktemp -d "$CACHE/bundles/.new.XXXXXX")
     if cp -p "${built[@]}" "$tmp/" && touch "$tmp/.complete"; then
@@ -170,7 +210,6 @@ if [ "${AGENT_DIST_REUSE:-0}" = 1 ] && git -C "$ROOT" rev-parse --git-dir >/dev/
     find "$CACHE/bundles" -mindepth 1 -maxdepth 1 -type d ! -name '.new.*' -printf '%T@ %p\n' \
       | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -rf
   }
-  trap store_reused EXIT
 fi
 # The agent and the libraries it shares with the server are frozen from this tree's sources (the
 # --paths below, searched before the virtualenv), not installed into the tools' virtualenv: building
@@ -301,8 +340,9 @@ sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/g" -e "s/@GLIBC@/$GLIBC_TARGE
 publish() {  # publish FILE: FILE.sha256, then FILE, from their .tmp copies
   local f=$1 b; b=$(basename "$1")
   (cd "$OUT" && sha256sum ".$b.tmp" | sed "s| \.$b\.tmp\$| $b|" > ".$b.sha256.tmp")
-  mv -f "$OUT/.$b.sha256.tmp" "$f.sha256"
-  mv -f "$OUT/.$b.tmp" "$f"
+  # both renames or neither: a SIGTERM to the build's process group (make down) is ignored by
+  # this subshell and its mv, and the build stops after it (the trap above)
+  (trap '' TERM INT; mv -f "$OUT/.$b.sha256.tmp" "$f.sha256" && mv -f "$OUT/.$b.tmp" "$f")
   built+=("$f" "$f.sha256")
   say "$f"
 }
@@ -334,17 +374,14 @@ fi
 [[ $KINDS == *" rpm "* ]] || exit 0
 
 # --- .rpm (nfpm, from the Go module proxy) -------------------------------------------------------
-NFPM=${NFPM:-}
-if [ -z "$NFPM" ] && [ -x "$CACHE/gobin-$NFPM_VERSION/nfpm" ]; then NFPM=$CACHE/gobin-$NFPM_VERSION/nfpm; fi
 if [ -z "$NFPM" ] && command -v go >/dev/null; then
   say "nfpm $NFPM_VERSION (go install)"
   GOBIN=$CACHE/gobin-$NFPM_VERSION go install "github.com/goreleaser/nfpm/v2/cmd/nfpm@$NFPM_VERSION" \
     && NFPM=$CACHE/gobin-$NFPM_VERSION/nfpm
 fi
 if [ -n "$NFPM" ]; then
-  case $ARCH in x86_64) RPMARCH=x86_64 ;; aarch64) RPMARCH=aarch64 ;; esac
   sed -e "s|@VERSION@|$VERSION|g" -e "s|@ARCH@|$DEBARCH|g" -e "s|@STAGE@|$DEB|g" -e "s|@ROOT@|$ROOT|g" \
-    -e "s|@GLIBC@|$FLOOR|g" agent/packaging/nfpm.yaml > "$WORK/nfpm.yaml"
+    -e "s|@GLIBC@|$FLOOR|g" -e "s|@GZIP_LEVEL@|$GZIP_LEVEL|g" agent/packaging/nfpm.yaml > "$WORK/nfpm.yaml"
   rpm=$OUT/iowatt-agent-$VERSION-1.$RPMARCH.rpm
   "$NFPM" package --config "$WORK/nfpm.yaml" --packager rpm --target "$OUT/.$(basename "$rpm").tmp" >/dev/null
   publish "$rpm"

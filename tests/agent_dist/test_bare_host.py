@@ -8,16 +8,21 @@ TLS terminator (as Caddy fronts the API in compose) with curl's public-key pin, 
 installs, adds the service user, writes the unit, enrols with the certificate's fingerprint; then
 the agent is started as the unit would start it (its ExecStart and Environment lines: systemd does
 not run in a chroot; the unit itself is checked by the host's `systemd-analyze verify`) and runs a
-benchmark the stack queues. The .deb's maintainer scripts run there too (dpkg -i, dpkg --purge).
+benchmark the stack queues. The .deb's maintainer scripts run there too (dpkg -i, dpkg --purge), and
+the .rpm's scriptlets (this machine's rpm with --root: install, an upgrade, removal).
 """
 
 import contextlib
+import hashlib
 import os
+import platform
 import shlex
+import shutil
 import signal
 import socket
 import ssl
 import subprocess
+import tarfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -228,3 +233,61 @@ def test_the_deb_installs_and_purges_on_a_host_without_compiler_or_python(
     features = rootfs.run(root, ["/opt/iowatt-agent/iowatt-engine", "--help"], timeout=60)
     assert "io_uring" in features.stdout and "libaio" in features.stdout
     rootfs.purge_deb(root)
+
+
+def _member_sha256(tarball: Path, name: str) -> str:
+    """The SHA-256 of one file of the tarball, read as a stream (no copy on disk)."""
+    with tarfile.open(tarball, "r|gz") as tar:
+        for member in tar:
+            if member.name == name:
+                f = tar.extractfile(member)
+                assert f is not None
+                return hashlib.file_digest(f, "sha256").hexdigest()
+    raise AssertionError(f"{name} not in {tarball}")
+
+
+def test_the_rpm_installs_upgrades_and_removes_on_a_host_without_compiler_or_python(
+    agent_bundle: tuple[Path, str], bare_host: Path
+) -> None:
+    """The .rpm (nfpm's, from the same tree as the .deb) on the bare host, installed by this machine's
+    rpm into the root (rootfs.rpm: --root, --dbpath; --nodeps and why: rootfs.RPM_NODEPS): its
+    scriptlets make the user and the state directory; an upgrade keeps the enrolment; removal
+    takes the files and the unit and leaves the state (the credentials) and the user, as rpm leaves
+    data (agent/packaging/rpm/postun)."""
+    if not shutil.which("rpm"):
+        pytest.skip("no rpm here (Debian's rpm package: make deps-system installs it)")
+    tarball, top = agent_bundle
+    version = top.removeprefix("iowatt-agent-").removesuffix(f"-linux-{platform.machine()}")
+    rpm = DIST / f"iowatt-agent-{version}-1.{platform.machine()}.rpm"
+    if not rpm.is_file():
+        pytest.skip(f"no {rpm.name} in {DIST}: build.sh packs it with nfpm, which needs go the first time")
+    root = bare_host
+    # the dependency --nodeps leaves to the test: the bundle's glibc floor (its MANIFEST.json, as the
+    # server reads it), which the root's glibc meets
+    st = tarball.stat()
+    floor = service._glibc_floor(str(tarball), top, st.st_size, st.st_mtime_ns)
+    requires = rootfs.rpm(root, "-qp", "--requires", str(rpm))
+    assert requires.returncode == 0 and f"glibc >= {floor}" in requires.stdout.splitlines(), requires.stdout
+    getconf = rootfs.run(root, ["getconf", "GNU_LIBC_VERSION"], timeout=60)
+    have = getconf.stdout.split()[1]
+    assert tuple(map(int, have.split("."))) >= tuple(map(int, floor.split("."))), (have, floor)
+
+    rootfs.install_rpm(root, rpm)
+    # the same build as the tarball (not an older .rpm left in dist/agent): the same engine, which runs
+    engine = root / "opt/iowatt-agent/iowatt-engine"
+    assert hashlib.sha256(engine.read_bytes()).hexdigest() == _member_sha256(tarball, f"{top}/iowatt-engine")
+    features = rootfs.run(root, ["/opt/iowatt-agent/iowatt-engine", "--help"], timeout=60)
+    assert "io_uring" in features.stdout and "libaio" in features.stdout
+    enrolled = root / "var/lib/iowatt-agent/agent.json"
+    enrolled.write_text('{"agent_id": "kept"}')
+
+    rootfs.install_rpm(root, rpm, upgrade=True)
+    assert enrolled.read_text() == '{"agent_id": "kept"}'
+
+    erased = rootfs.rpm(root, "-e", "iowatt-agent")
+    assert erased.returncode == 0, erased.stdout + erased.stderr
+    assert rootfs.rpm(root, "-q", "iowatt-agent").returncode != 0
+    assert not (root / "opt/iowatt-agent").exists() and not (root / "usr/bin/iowatt-agent").is_symlink()
+    assert not (root / "usr/lib/systemd/system/iowatt-agent.service").exists()
+    assert enrolled.read_text() == '{"agent_id": "kept"}'
+    assert "\niowatt-tpch:" in "\n" + (root / "etc/passwd").read_text()

@@ -29,7 +29,7 @@ import pytest
 
 from backend.agent_dist import service
 from tests.agent_dist import rootfs
-from tests.agent_dist.conftest import DIST, bundle_check
+from tests.agent_dist.conftest import BUILD_ENV, DIST, REPO, bundle_check
 from tests.stack import Stack, enrollment_token, http
 from tests.waiting import wait_until
 
@@ -92,6 +92,25 @@ def test_the_engine_needs_glibc_2_28_at_most_and_no_async_io_library(
     # built with both asynchronous engines (they are linked in, not probed on the host)
     help_text = subprocess.run([str(engine), "--help"], capture_output=True, text=True, check=True).stdout
     assert "io_uring" in help_text and "libaio" in help_text
+
+
+@pytest.mark.slow
+def test_the_reuse_key_holds_the_gzip_level(agent_bundle: tuple[Path, str]) -> None:
+    """AGENT_DIST_REUSE's key (`build.sh --reuse-key`, the same function the build keys its cache with)
+    differs with the gzip level: a bundle built at level 1 (the tests') is never copied for a build
+    asked for level 6 (`make agent-dist`'s default). Before, the level was not in the key (issue
+    27). ~0.45 CPU-s a key (dpkg-query, the inputs' hashes); after the fixture, whose build made the
+    tools' virtualenv the key lists."""
+
+    def key(level: str) -> str:
+        r = subprocess.run(
+            ["bash", str(REPO / "agent/packaging/build.sh"), "--reuse-key"],
+            env={**os.environ, **BUILD_ENV, "AGENT_DIST_GZIP_LEVEL": level}, capture_output=True, text=True,
+        )  # fmt: skip
+        assert r.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}\n", r.stdout), r.stderr
+        return r.stdout
+
+    assert key(BUILD_ENV["AGENT_DIST_GZIP_LEVEL"]) != key("6")
 
 
 OBJDUMP = """
