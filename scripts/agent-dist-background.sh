@@ -15,7 +15,9 @@
 #    nothing when this tree's inputs were built before (AGENT_DIST_REUSE=1: the files are copied).
 #    Needs root and mmdebstrap (`make deps-system-run` installs it); without them step 1's bundle
 #    stays, and this log says why.
-# A failed build leaves make up working (this log says why). One at a time per tree.
+# A failed build leaves make up working (this log says why). One at a time per tree. up.sh starts it
+# in a process group of its own with a pid file (.iowatt/run/agent-dist.pid); `make down` stops it
+# (SIGTERM to the group: build.sh leaves no half-written file in dist/agent, and this log says so).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -26,6 +28,7 @@ if ! flock -n 8; then
   exit 0
 fi
 say() { printf '%s agent-dist: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
+trap 'say "stopped (make down): dist/agent keeps the whole files it has"; exit 143' TERM INT
 build() {  # build ROOT: build.sh with that root, tarball and .deb, reused when built before
   say "AGENT_DIST_ROOT=$1"
   AGENT_DIST_ROOT=$1 AGENT_DIST_KINDS="tar deb" AGENT_DIST_REUSE=1 bash agent/packaging/build.sh

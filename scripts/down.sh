@@ -16,6 +16,10 @@ if alive agent; then
   echo "    agent: draining: a run in progress may take up to 600 s to finish and upload;" \
     "\`make down\` again (another terminal) cuts it short and fails the run"
 fi
+# make up's background bundle build (scripts/agent-dist-background.sh): SIGTERM to its process group;
+# build.sh stops between two commands, removes the .NAME.tmp files it was writing and never stops
+# between a file's two renames, so dist/agent keeps whole files (the ones it had, or new ones)
+stop agent-dist 30
 stop agent 670 "finishing its current run"
 stop beat
 stop worker 30 "finishing its current tasks"

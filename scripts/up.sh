@@ -81,9 +81,10 @@ echo "$login" | grep '^admin token' | sed 's/^/    /' || true
 # (the build root, cached in ~/.cache/iowatt-agent-dist), then ~1, or none when this tree was built
 # before. The server lists dist/agent per request and each file is renamed into it when whole, so
 # it serves each bundle as soon as it is there. A failed build leaves make up working (its log says why).
-say "Agent bundles for other hosts: in the background (log: $LOGS/agent-dist.log)"
-(cd "$ROOT" && nohup nice -n 19 ionice -c 3 bash scripts/agent-dist-background.sh \
-    >"$LOGS/agent-dist.log" 2>&1 </dev/null &)
+# A process group of its own with a pid file, as the services: `make down` stops it (and every
+# compiler, PyInstaller and mmdebstrap under it), leaving no half-written file in dist/agent.
+say "Agent bundles for other hosts: in the background"
+start agent-dist nice -n 19 ionice -c 3 bash "$ROOT/scripts/agent-dist-background.sh"
 
 say "API + UI, Celery worker and beat"
 if ! alive api && curl -s -o /dev/null "http://127.0.0.1:$API_PORT/" 2>/dev/null; then

@@ -3,6 +3,7 @@ client is installed; CI has no Docker engine) and `make up`'s helpers in scripts
 real: secret files, PostgreSQL as up.sh starts it, Redis with a password, pid files, and two
 instances that never touch each other."""
 
+import fcntl
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import yaml
 
 from tests.conftest import REPO, alembic_config
 from tests.services import PG_BIN, free_port
+from tests.waiting import wait_until
 
 ROOT = Path(REPO)
 LIB = ROOT / "scripts" / "lib.sh"
@@ -409,15 +411,18 @@ def test_make_up_and_the_image_stop_on_a_failed_migration(
         migrate.alembic_config()
 
 
+BACKGROUND_BUILD = 'start agent-dist nice -n 19 ionice -c 3 bash "$ROOT/scripts/agent-dist-background.sh"'
+
+
 def test_make_up_serves_the_portable_agent_bundle_built_in_the_background() -> None:
     """make up's agent bundle for other hosts is the Debian 11 root's (glibc 2.28), built after the
     host-frozen one only when there is none, in the background at the lowest priorities, started
     before the API and never waited for (the first benchmark comes as fast as before; issue 27).
     What it builds and serves is test_bundle's and test_old_glibc's; this holds make up's wiring."""
     up = (ROOT / "scripts" / "up.sh").read_text()
-    start = up.index("nohup nice -n 19 ionice -c 3 bash scripts/agent-dist-background.sh")
-    line = up[start : up.index("\n", up.index("\n", start) + 1)]
-    assert line.rstrip().endswith("</dev/null &)"), line  # in the background, nothing waits for it
+    # lib.sh's start: in the background (nothing waits for it), a process group and a pid file of its
+    # own (make down stops it: the next test)
+    start = up.index(BACKGROUND_BUILD)
     assert start < up.index('say "API + UI') < up.index('say "First benchmark')
     bg = ROOT / "scripts" / "agent-dist-background.sh"
     subprocess.run(["bash", "-n", str(bg)], check=True)
@@ -425,6 +430,51 @@ def test_make_up_serves_the_portable_agent_bundle_built_in_the_background() -> N
     assert "build debian-bullseye" in text and "AGENT_DIST_REUSE=1" in text
     host = text.index("build host")
     assert text.rindex("\nif ", 0, host) > text.index("cached_root()"), "the host build is conditional"
+
+
+def test_make_down_stops_the_background_bundle_build(tmp_path: Path) -> None:
+    """`make down` stops make up's background bundle build and everything under it (issue 27): up.sh's
+    line started in a state directory, its build.sh waiting for this tree's build lock (held here,
+    as a build in progress holds it: nothing is built, ~0.3 CPU-s), then down.sh: the process group
+    is gone, the pid file too, and the log says it stopped. That build.sh, stopped while it writes,
+    leaves no half-written file is its traps' (agent/packaging/build.sh: publish, on_exit)."""
+    env = {**os.environ, "IOWATT_STATE_DIR": str(tmp_path / "state")}
+    env.pop("AGENT_DIST_ROOT", None)
+    (ROOT / "dist").mkdir(exist_ok=True)
+
+    def group(pgid: int) -> list[str]:  # the command lines of the group's processes
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+                if proc.name.isdigit() and int(fields[2]) == pgid:
+                    found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            except (OSError, IndexError, ValueError):
+                continue
+        return found
+
+    with open(ROOT / "dist" / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        script = f'source "{ROOT}/scripts/lib.sh"\nmkdir -p "$RUN" "$LOGS"\n{BACKGROUND_BUILD}\n'
+        started = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+        assert started.returncode == 0 and "agent-dist started (pid " in started.stdout, started.stderr
+        pid_file = tmp_path / "state" / "run" / "agent-dist.pid"
+        pgid = int(pid_file.read_text().split()[0])
+        building = wait_until(
+            lambda: any("agent/packaging/build.sh" in c for c in group(pgid)) or not group(pgid),
+            timeout=60,
+            message="the background build reaches build.sh",
+        )
+        if not group(pgid):
+            log = (tmp_path / "state" / "logs" / "agent-dist.log").read_text()
+            pytest.skip(f"the background build had nothing to do here: {log[-500:]}")
+        assert building
+        down = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "down.sh")], env=env, capture_output=True, text=True, timeout=120
+        )
+    assert down.returncode == 0 and "agent-dist stopped" in down.stdout, down.stdout + down.stderr
+    assert group(pgid) == [] and not pid_file.exists()
+    assert "stopped (make down)" in (tmp_path / "state" / "logs" / "agent-dist.log").read_text()
 
 
 def _make_prerequisites(target: str) -> list[str]:
