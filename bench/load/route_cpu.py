@@ -19,7 +19,10 @@ without it.
 The routes: an idle agent's heartbeat; its long-poll's look (`wait_s=0`: one look, no wait);
 `POST /runs` (the built-in `quick` workload on the agent's allowed directory); `GET /runs?limit=50`;
 `GET /runs/{id}`; and an agent's run from lease to result: `POST /runs/{id}/start`, one progress
-report, `PUT /runs/{id}/result` (the load simulator's engine document and 30 power samples).
+report, `PUT /runs/{id}/result` (the load simulator's engine document and 30 power samples). Not routes but
+the worker's share of each run (`track`, `energy`): the bodies of the `series.track_run` and
+`energy.compute_run` tasks a stored result queues, called in this process on the runs `run`
+finished (with N agents cycled through, each run is most often its agent's first: a new series).
 """
 
 from __future__ import annotations
@@ -71,7 +74,11 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=200, help="measured requests per route")
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--blocks", type=int, default=3, help="blocks per route, alternating between routes")
-    ap.add_argument("--only", help="comma-separated route keys (heartbeat,look,post_run,list,get_run,run)")
+    ap.add_argument(
+        "--only",
+        help="comma-separated route keys (heartbeat,look,post_run,list,get_run,run; track and energy: "
+        "the worker's series.track_run and energy.compute_run bodies on the runs `run` finished)",
+    )
     ap.add_argument("--profile", type=Path, help="yappi's profile of each route in DIR/<route>.pstat")
     ap.add_argument(
         "--inventory",
@@ -153,7 +160,7 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
             if w["name"] == "quick"
         )
         template = loadsim.TEMPLATE.read_text()
-        state = {"i": 0, "runs": []}
+        state: dict[str, Any] = {"i": 0, "runs": []}
 
         def nth() -> tuple[str, dict[str, str]]:
             state["i"] = (state["i"] + 1) % len(agents)
@@ -233,7 +240,22 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
                 f"{api}/runs/{rid}/result", content=body, headers=h | {"Content-Type": "application/json"}
             )
             assert r.status_code == 201, r.text
+            state["done_track"].append(rid)
+            state["done_energy"].append(rid)
 
+        def derived(task: Callable[[str], object], done: str) -> Callable[[], None]:
+            """A Celery task body that each stored result queues (the worker's process, here in
+            this one): on the runs `run` finished, oldest first."""
+
+            def call() -> None:
+                task(state[done].pop(0))
+
+            return call
+
+        from worker.tasks import energy as energy_tasks
+        from worker.tasks import series as series_tasks
+
+        state["done_track"], state["done_energy"] = [], []
         paused = [0.0]
 
         @contextlib.contextmanager
@@ -259,8 +281,13 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
             "list": list_runs,
             "get_run": get_run,
             "run": agent_run,  # uses the runs post_run queued: after it in each block
+            # the worker's tasks per stored result (not routes): on the runs `run` finished
+            "track": derived(series_tasks.track_run, "done_track"),
+            "energy": derived(energy_tasks.compute_run, "done_energy"),
         }
         keys = args.only.split(",") if args.only else [k for k in routes if k not in ("health", "me")]
+        if any(k in keys for k in ("track", "energy")) and "run" not in keys:
+            keys.insert(min(keys.index(k) for k in ("track", "energy") if k in keys), "run")
         if "run" in keys and "post_run" not in keys:
             keys.insert(keys.index("run"), "post_run")
         per: dict[str, list[float]] = {k: [] for k in keys}
