@@ -1,5 +1,6 @@
-"""io_uring specifics: the nowait fact the engine reports, force_async, and the CPU of the
-io-wq kernel workers that serve each ring (outside usr_cpu/sys_cpu, as in fio)."""
+"""io_uring specifics: the nowait fact the engine reports, force_async, the CPU of the
+io-wq kernel workers that serve each ring (outside usr_cpu/sys_cpu, as in fio), and where the
+bounded wait (ADR 0052) never polls."""
 
 from __future__ import annotations
 
@@ -46,6 +47,20 @@ def test_target_nowait_matches_the_kernel(run, request: pytest.FixtureRequest, w
     assert facts["target_nowait"] is _kernel_nowait(path)
     assert facts["force_async_every"] == 0 and job["iowatt"]["options"]["force_async"] == 0
     assert facts["registered_ring_fd"] is True
+    assert 0 <= facts["wait_poll_hits"] <= facts["wait_polls"]
+    assert (facts["wait_poll_cpu_ns"] > 0) is (facts["wait_polls"] > 0)
+
+
+def test_the_bounded_wait_never_polls_at_depth_1_or_in_a_paced_job(run, scratch: Path) -> None:
+    """ADR 0052: a QD1 job and a paced one sleep for their completions as fio's do; their
+    figures (latency at depth 1, the schedule's sleeps) are the sleeping thread's."""
+    for extra in (("--iodepth=1",), ("--iodepth=8", "--rate_iops=20000")):
+        args = ["--name=u", f"--filename={scratch}/t.dat", "--rw=randread", "--size=8m"]
+        args.append("--ioengine=io_uring")
+        job = run(*args, "--number_ios=400", *extra).job
+        facts = job["iowatt"]["io_uring"]
+        assert (facts["wait_polls"], facts["wait_poll_hits"], facts["wait_poll_cpu_ns"]) == (0, 0, 0), extra
+        assert job["read"]["total_ios"] == 400
 
 
 def test_force_async_sends_every_request_to_io_wq_and_its_cpu_is_reported(run, disk_scratch: Path) -> None:

@@ -632,6 +632,7 @@ struct worker {
 	uint64_t ctx_sw, majf, minf;
 	/* io_uring facts, for the report */
 	int uring_nowait, uring_ring_fd_registered;
+	uint64_t uring_polls, uring_poll_hits, uring_poll_ns; /* the bounded wait (engine_io_uring.c) */
 	int err;                        /* negative errno */
 	char errmsg[256];
 	int filled;                     /* fill_device: a write found the file system full (control.c) */

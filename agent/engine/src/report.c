@@ -446,6 +446,15 @@ static void report_entry(struct jw *w, const struct member *mb, size_t nmb, int 
 		jw_bool(w, "target_nowait", w0->uring_nowait);
 		jw_u64(w, "force_async_every", o->force_async);
 		jw_bool(w, "registered_ring_fd", w0->uring_ring_fd_registered);
+		uint64_t polls = 0, hits = 0, poll_ns = 0; /* the bounded wait (ADR 0051), the clones' sums */
+		for (size_t i = 0; i < nmb; i++) {
+			polls += mb[i].w->uring_polls;
+			hits += mb[i].w->uring_poll_hits;
+			poll_ns += mb[i].w->uring_poll_ns;
+		}
+		jw_u64(w, "wait_polls", polls);
+		jw_u64(w, "wait_poll_hits", hits);
+		jw_u64(w, "wait_poll_cpu_ns", poll_ns);
 		jw_u64(w, "kernel_worker_cpu_ns", m->kworker_ns);
 		jw_dbl(w, "kernel_worker_cpu", secs > 0 ? 100.0 * (double)m->kworker_ns / 1e9 / secs : 0);
 		jw_obj_end(w);
