@@ -4,7 +4,8 @@
 // PTS-compliant, the typed key), the run's report page once the host has answered (verdict,
 // steady-state convergence plot, measurement window with its fit and bands, IOPS heat map, CSV),
 // a Write Saturation run's two plots (over time and over total GB written), and a Host Idle
-// Recovery run's IOPS per burst over time with its wait states.
+// Recovery run's IOPS per burst over time with its wait states; the form's Client profile (never
+// compliant: what the sources do not state listed) and a Client run's report (its profile).
 //
 // The test (test_run_page.py) gives IOWATT_PTS_AGENT (the host's name), IOWATT_PTS_MODEL (the
 // device's model: the typed confirmation), IOWATT_PTS_WSAT_RUN_ID and IOWATT_PTS_HIR_RUN_ID (a
@@ -16,6 +17,7 @@ export const PTS_AGENT = process.env.IOWATT_PTS_AGENT ?? "";
 const MODEL = process.env.IOWATT_PTS_MODEL ?? "";
 const WSAT = process.env.IOWATT_PTS_WSAT_RUN_ID ?? "";
 const HIR = process.env.IOWATT_PTS_HIR_RUN_ID ?? "";
+const CLIENT = process.env.IOWATT_PTS_CLIENT_RUN_ID ?? "";
 
 /** The largest recharts surface of a chart card: its plot. */
 async function plotHeight(card) {
@@ -55,6 +57,25 @@ export async function ptsSteps({ page, run, shot }) {
       const full = (await plan.textContent()) ?? "";
       check(full.includes("Rounds: 4 h 40 min to 23 h 20 min"), `plan: ${full}`);
       check(full.includes("PTS-compliant parameters"), `plan: ${full}`);
+      // PTS Client: never called compliant, what the sources do not state listed; then back
+      await page.selectOption("[data-testid=pts-profile]", "client");
+      await page.waitForFunction(() =>
+        document
+          .querySelector("[data-testid=pts-plan-compliance]")
+          ?.textContent?.includes("not PTS Client-compliant"),
+      );
+      const client = (await page.getByTestId("pts-plan-compliance").textContent()) ?? "";
+      check(
+        client.includes("PTS Client: the sources at hand do not state its ActiveRange"),
+        `Client plan: ${client}`,
+      );
+      await shot("M-new-run-pts-client", false);
+      await page.selectOption("[data-testid=pts-profile]", "enterprise");
+      await page.waitForFunction(() =>
+        document
+          .querySelector("[data-testid=pts-plan-compliance]")
+          ?.textContent?.includes("PTS-compliant parameters"),
+      );
       // only raw devices can be chosen
       const kinds = await page
         .locator("[data-testid=target-select] option:not([disabled])")
@@ -147,6 +168,8 @@ export async function ptsSteps({ page, run, shot }) {
       const shaded = await page.getByTestId("pts-iops").locator("td[style*='background']").count();
       check(shaded >= 1, "the IOPS table has no heat map");
       await page.getByTestId("pts-csv").waitFor();
+      const profile = (await page.getByTestId("pts-report-profile").textContent()) ?? "";
+      check(profile === "Enterprise", `profile: ${profile}`);
       await shot("M-pts-report");
     },
   );
@@ -199,5 +222,20 @@ export async function ptsSteps({ page, run, shot }) {
       "HIR's preconditioning",
     );
     await shot("M-pts-hir");
+  });
+
+  await run("a PTS Client run: its profile, never called compliant", async () => {
+    await page.goto(`${BASE}/runs/${CLIENT}/pts`);
+    await page.getByTestId("pts-verdict").waitFor();
+    const profile = (await page.getByTestId("pts-report-profile").textContent()) ?? "";
+    check(profile === "Client", `profile: ${profile}`);
+    const compliance = (await page.getByTestId("pts-compliance").textContent()) ?? "";
+    check(compliance === "not PTS Client-compliant", `compliance: ${compliance}`);
+    const deviations = (await page.getByTestId("pts-deviations").textContent()) ?? "";
+    check(deviations.includes("PTS Client: the sources at hand do not state"), deviations);
+    const verdict = (await page.getByTestId("pts-verdict").textContent()) ?? "";
+    check(verdict.includes("SNIA SSS PTS v2.0.x Client") && verdict.includes("zram"), verdict);
+    await drawn(page, "pts-convergence", 5);
+    await shot("M-pts-client");
   });
 }

@@ -7,7 +7,8 @@ In the same session, SNIA PTS (tests/browser/pts_steps.mjs): a second host of th
 queues a PTS short trial on it with the typed key, and the host answers the lease with a PTS
 document the agent's child recorded on a loop device (tests/data/pts/); a Write Saturation run,
 queued through the API and answered the same way, shows its two plots, and a Host Idle Recovery
-run its IOPS per burst over time. The PTS runs themselves on a loop device are
+run its IOPS per burst over time, and a PTS Client run (recorded on a zram device) its profile
+and "not PTS Client-compliant". The PTS runs themselves on loop and zram devices are
 tests/backend/test_pts.py's. Two runs of the qos-randread-4k preset, queued the same way and
 answered with recorded real sweeps (tests/data/qos), open the QoS view: the figure at the target,
 the curve, IOPS per watt (estimated: the host's estimate meter), the units."""
@@ -68,6 +69,9 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
             host.report_inventory(devices=[PTS_DEVICE])
             wsat_id = _pts_run(live, host, json.loads((PTS_DATA / "wsat-trial.json").read_text()))
             hir_id = _pts_run(live, host, json.loads((PTS_DATA / "hir-trial.json").read_text()))
+            client_id = _pts_run(
+                live, host, json.loads((PTS_DATA / "iops-client-zram-trial.json").read_text())
+            )
             writeback_id = _writeback_run(live, host, dirs[2])
             qos_ids, qos_figure = _qos_runs(live, host, dirs[2])
 
@@ -106,6 +110,7 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
                 IOWATT_PTS_MODEL=str(PTS_DEVICE["model"]),
                 IOWATT_PTS_WSAT_RUN_ID=wsat_id,
                 IOWATT_PTS_HIR_RUN_ID=hir_id,
+                IOWATT_PTS_CLIENT_RUN_ID=client_id,
                 IOWATT_WRITEBACK_RUN_ID=writeback_id,
                 IOWATT_QOS_RUN_IDS=",".join(qos_ids),
                 IOWATT_QOS_FIGURE=str(qos_figure),
@@ -120,7 +125,16 @@ def test_run_page_in_chromium(live: Stack, tmp_path: Path) -> None:
             _shot(report, tmp_path, shot)
         for shot in ("M-qos-view", "M-qos-view-2"):
             _shot(report, tmp_path, shot)
-        for shot in ("M-new-run-pts", "M-new-run-pts-hir", "M-pts-report", "M-pts-wsat", "M-pts-hir"):
+        assert "a PTS Client run: its profile, never called compliant" in report
+        for shot in (
+            "M-new-run-pts",
+            "M-new-run-pts-hir",
+            "M-pts-report",
+            "M-pts-wsat",
+            "M-pts-hir",
+            "M-pts-client",
+            "M-new-run-pts-client",
+        ):
             _shot(report, tmp_path, shot)
     finally:
         for d in dirs:

@@ -84,7 +84,7 @@ export function PtsVerdictBanner({ report }: { report: PtsReport }) {
         <dt>Specification</dt>
         <dd>{report.spec}</dd>
         <dt>Profile</dt>
-        <dd data-testid="pts-profile">{v.profile === "client" ? "Client" : "Enterprise"}</dd>
+        <dd data-testid="pts-report-profile">{v.profile === "client" ? "Client" : "Enterprise"}</dd>
         <dt>Purge</dt>
         <dd data-testid="pts-purge">
           {report.purge.method} ({report.purge.note})

@@ -100,7 +100,7 @@ export function PtsRunForm({
         label="Profile"
         name="pts_profile"
         errors={errors}
-        hint="Client: Throughput 1024 KiB only; the Client's ActiveRange, outstanding I/O and preconditioning are not stated in the sources iowatt has, so a Client run uses Enterprise's and is never called compliant"
+        hint="Client: Throughput 1024 KiB only; never called compliant (the sources do not state all of its parameters)"
       >
         <select
           id="f-pts_profile"
