@@ -279,6 +279,7 @@ def test_a_review_prefers_the_steady_state_figure_and_says_when_there_is_none(
     for heading in ("Steady-state convergence", "Measurement window: rounds 1–5", "IOPS by block size"):
         assert text.count(heading) == 2, heading
     assert "least-squares fit" in text and "data band ±10 %" in text
+    assert text.count("Profile Enterprise") == 2  # recorded before profiles: Enterprise's
 
 
 def _report(doc: dict[str, Any], **changes: Any) -> Any:
