@@ -35,7 +35,8 @@
 # AGENT_DIST_REUSE's key is a SHA-256 over everything the build reads: the contents of every file
 # of the agent, the libraries, the engine, agent/packaging (this script too) and the unit, the
 # tools' virtualenv (every package and version), the build Python, the architecture, the kinds
-# asked for, the gzip level, the nfpm it packs the .rpm with (none, or its binary's hash) and every
+# asked for, the gzip level, the nfpm it packs the .rpm with (none, or its binary's hash), the
+# Debian 11 build root (buildroot.sh identity: its packages and when it was made) and every
 # installed Debian package with its version (gcc, libc, liburing, libaio and the system libraries
 # PyInstaller copies). A change to any of them builds again. `build.sh --reuse-key` prints the key
 # (the tests compare two).
@@ -161,6 +162,11 @@ if [[ $KINDS == *" rpm "* ]] && [ -n "$NFPM" ] && [ ! -x "$NFPM" ]; then say "NF
 inputs_key() {
   {
     echo "arch=$ARCH kinds=$KINDS root=$BUILD_ROOT gzip=$GZIP_LEVEL"
+    # the Debian 11 root the agent is frozen in (its recipe's files are in the list below; a root
+    # made again from them holds newer packages); inside one (IN_ROOT), dpkg-query lists its packages
+    if [ "$BUILD_ROOT" = debian-bullseye ] && [ -z "$IN_ROOT" ]; then
+      echo "buildroot=$(bash agent/packaging/buildroot.sh identity)"
+    fi
     # the .rpm's bytes are nfpm's: which one packs it (none: no .rpm)
     if [[ $KINDS == *" rpm "* ]]; then
       if [ -n "$NFPM" ]; then echo "nfpm=$(sha256sum < "$NFPM")"; else echo "nfpm=none go=$(command -v go || true)"; fi

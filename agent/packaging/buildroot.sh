@@ -8,6 +8,7 @@
 #
 #   buildroot.sh ensure         make the root when it is missing (once: minutes of CPU; cached)
 #   buildroot.sh run CMD...     CMD as root inside it, in the repository (bind-mounted at its own path)
+#   buildroot.sh identity       its recipe's key and, once made, its packages and build times (build.sh's reuse key)
 #
 # The root is a directory in IOWATT_DIST_CACHE named by a hash of its recipe (make_root and the
 # suites: a changed recipe makes a new one; the older ones are removed). Needs root (mmdebstrap's root mode, chroot, mount),
@@ -169,5 +170,16 @@ case ${1:-} in
     enter "$BROOT" "$@"
     ;;
   tools-dir) echo "$TOOLS" ;;
-  *) echo "usage: buildroot.sh ensure | run CMD... | tools-dir" >&2; exit 2 ;;
+  identity)
+    # which root a bundle is frozen in, for build.sh's reuse key: its recipe's KEY and, once made,
+    # its Debian packages and when each stage was built (a root made again from the same recipe,
+    # after it was deleted, holds the archive's newer packages and a CPython built again)
+    if [ -f "$BROOT$TOOLS/pyvenv.cfg" ]; then
+      echo "$KEY $(sha256sum < "$BROOT/var/lib/dpkg/status" | cut -c1-16)" \
+        "$(stat -c %Y "$BROOT"/.stage-root "$BROOT"/.stage-openssl "$BROOT"/.stage-cpython 2>/dev/null | tr '\n' ' ')"
+    else
+      echo "$KEY not made"
+    fi
+    ;;
+  *) echo "usage: buildroot.sh ensure | run CMD... | tools-dir | identity" >&2; exit 2 ;;
 esac
