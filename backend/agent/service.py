@@ -1,5 +1,6 @@
 import asyncio
 import math
+import random
 import time
 import uuid
 import weakref
@@ -294,7 +295,16 @@ def heartbeat_interval(session: Session, *, idle: bool) -> int:
     if not idle:
         return s.heartbeat_interval_s
     paced = math.ceil(_agents_online(session) / s.idle_heartbeats_per_s)
-    return max(s.heartbeat_interval_s, min(paced, s.idle_heartbeat_max_s))
+    if paced <= s.heartbeat_interval_s:
+        return s.heartbeat_interval_s
+    # each answer within ±25 % of the pace: agents that started together (a fleet deployed at once,
+    # bench/load's) would otherwise beat together at every interval, the whole fleet within a few
+    # seconds; random answers spread them over the interval in a few beats (the mean stays the pace)
+    jittered = round(paced * _jitter.uniform(0.75, 1.25))
+    return max(s.heartbeat_interval_s, min(jittered, s.idle_heartbeat_max_s))
+
+
+_jitter = random.Random()  # not for secrets: when an idle agent's next heartbeat comes
 
 
 def heartbeat(

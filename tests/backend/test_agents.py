@@ -455,9 +455,11 @@ def test_idle_agents_heartbeats_are_paced_by_the_fleets_size(
     # second): every 200 s, not bound to the offline threshold (45 s): idle agents' polls stamp them
     # alive, busy agents' run reports do (ADR 0051)
     monkeypatch.setattr(s, "idle_heartbeats_per_s", 1 / 200)
-    assert interval() == 200
+    paced = [interval() for _ in range(8)]
+    # within ±25 % of 200 s, not all the same: a fleet started at once does not beat at once
+    assert all(150 <= p <= 250 for p in paced) and len(set(paced)) > 1, paced
     monkeypatch.setattr(s, "idle_heartbeats_per_s", 0.001)  # as a huge fleet
-    assert interval() == s.idle_heartbeat_max_s  # at most
+    assert s.idle_heartbeat_max_s * 3 // 4 <= interval() <= s.idle_heartbeat_max_s  # at most
     assert interval("busy") == s.heartbeat_interval_s
     create_run(session, agent=a.agent, status=RunStatus.assigned)
     assert interval() == s.heartbeat_interval_s  # a run waits for it
