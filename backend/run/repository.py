@@ -15,7 +15,9 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    true,
     union,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB, insert
@@ -97,7 +99,11 @@ def _like(word: str) -> str:
 TEXT_IDS = 1_000
 
 
-def _text_matches(session: Session, team_ids: list[uuid.UUID], word: str) -> ColumnElement[bool]:
+def _text_arms(session: Session, team_ids: list[uuid.UUID], word: str) -> list[ColumnElement[bool]]:
+    """The ways a run matches `word`, any one of them: each id list (an index read of runs), each
+    subquery of a list past TEXT_IDS (a join from its own index), then the name (a walk of the teams'
+    runs). The bounded count reads them in this order and stops at its bound (`page`): the walk last,
+    where it stops soonest, or where every other match is already counted."""
     pattern = _like(word)
 
     def like(column: Any) -> ColumnElement[bool]:
@@ -134,16 +140,15 @@ def _text_matches(session: Session, team_ids: list[uuid.UUID], word: str) -> Col
             Run.id,
         ),
     ]
-    arms = [like(Run.name)]
-    for subquery, ids, column in parts:
-        if ids is None:
-            arms.append(subquery)
-        elif ids:
-            arms.append(column.in_(ids))
-    return or_(*arms)
+    listed = [column.in_(ids) for _, ids, column in parts if ids]
+    return [*listed, *(subquery for subquery, ids, _ in parts if ids is None), like(Run.name)]
 
 
-def _conditions(session: Session, team_ids: list[uuid.UUID], f: RunFilter) -> list[ColumnElement[bool]]:
+def _conditions(
+    session: Session, team_ids: list[uuid.UUID], f: RunFilter
+) -> tuple[list[ColumnElement[bool]], list[ColumnElement[bool]]]:
+    """The filter's conditions on runs but for the first word of `text`, and that word's arms (any
+    one of them matches; none without a word)."""
     conds: list[ColumnElement[bool]] = [Run.team_id.in_(team_ids)]
     if f.statuses:
         conds.append(Run.status.in_(f.statuses))
@@ -167,10 +172,11 @@ def _conditions(session: Session, team_ids: list[uuid.UUID], f: RunFilter) -> li
         conds.append(Run.created_at >= f.created_from)
     if f.created_to is not None:
         conds.append(Run.created_at < f.created_to)
-    conds += [_text_matches(session, team_ids, word) for word in (f.text or "").split()]
     if f.env:
         conds.append(_snapshot_in(f.env_snapshots, f.env_none))
-    return conds
+    words = [_text_arms(session, team_ids, word) for word in (f.text or "").split()]
+    conds += [or_(*arms) for arms in words[1:]]
+    return conds, words[0] if words else []
 
 
 def _snapshot_without_time() -> ColumnElement[Any]:
@@ -222,18 +228,36 @@ def page(
     """A page of the runs matching `filters` in `sort` order ("-" first: descending; ties newest
     first), how many match counted up to offset + TOTAL_CAP, and whether that count is exact (false:
     more match)."""
-    conds = _conditions(session, team_ids, filters)
+    conds, arms = _conditions(session, team_ids, filters)
+    matching = [*conds, or_(*arms)] if arms else conds
     column = _SORTS[sort.lstrip("-")]
     order: list[ColumnElement[Any]] = [column.desc() if sort.startswith("-") else column.asc()]
     if column is not Run.created_at:
         order.append(Run.created_at.desc())
     rows = list(
-        session.scalars(select(Run).where(*conds).order_by(*order, Run.id).limit(limit).offset(offset))
+        session.scalars(select(Run).where(*matching).order_by(*order, Run.id).limit(limit).offset(offset))
     )
     if len(rows) < limit and (rows or offset == 0):  # the last page: the count is known
         return rows, offset + len(rows), True
     cap = offset + TOTAL_CAP
-    matches = select(Run.id).where(*conds).limit(cap + 1).subquery()
+    if len(arms) > 1:
+        # a word's matches counted arm by arm, each run in the first arm it matches (IS NOT TRUE: an
+        # arm that is NULL for a run, a device id of none, did not match it), read one after another
+        # until the bound: a host's name is in its runs' names, and its runs by agent are an index
+        # read, where the names' ILIKE walked ~52,000 runs for 1,001 matches (docs/benchmarks.md §
+        # The runs list at a million runs (session 25))
+        # (each arm limited too: PostgreSQL plans a UNION ALL's parts for all their rows, a bitmap
+        # of 190,000 runs for a common device name, and plans a limited part to start fast)
+        parts = [
+            select(Run.id)
+            .where(*conds, arm, *([or_(*arms[:i]).is_not(true())] if i else []))
+            .limit(cap + 1)
+            .subquery()
+            for i, arm in enumerate(arms)
+        ]
+        matches = union_all(*(select(p.c.id) for p in parts)).limit(cap + 1).subquery()
+    else:
+        matches = select(Run.id).where(*matching).limit(cap + 1).subquery()
     n = session.scalar(select(func.count()).select_from(matches)) or 0
     return rows, min(n, cap), n <= cap
 

@@ -6,8 +6,9 @@ see the same load.
 Each case runs `--rounds` pairs, A B then B A then A B ... (A = before, B = after); each arm of a
 pair sends the same `--requests` requests (the same drawn run ids); the first pair is a warm-up and
 is discarded. Prints, per case, each arm's median p50 and p95 over the kept pairs, the median of
-the per-pair p95 ratios B/A, both processes' CPU per request and the load average range (one
-minute) over the case.
+the per-pair p95 ratios B/A, both API processes' CPU per request, PostgreSQL's CPU per request
+(every backend of the cluster: a measure the machine's load does not change) and the load average
+range (one minute) over the case.
 
     git archive 989cd92 backend libs migrations | tar -x -C /var/tmp/before
     nice -n 5 .venv/bin/python bench/scale/ab.py --before /var/tmp/before --rounds 5 --requests 20
@@ -72,9 +73,28 @@ def _p(times: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-def arm(cl: httpx.Client, pid: int, path: str, params: list[Any]) -> dict[str, float]:
+def pg_cpu_s(data: Path) -> float:
+    """PostgreSQL's CPU seconds: the postmaster's live children (the backends, which the API's pool
+    keeps) and what it reaped of those that ended, the postmaster's own aside."""
+    pm = int((data / "postmaster.pid").read_text().split()[0])
+    tck = os.sysconf("SC_CLK_TCK")
+    fields = Path(f"/proc/{pm}/stat").read_text().rsplit(")", 1)[1].split()
+    total = (int(fields[13]) + int(fields[14])) / tck  # cutime, cstime
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            f = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[1]) == pm:
+            total += (int(f[11]) + int(f[12])) / tck
+    return total
+
+
+def arm(cl: httpx.Client, pid: int, path: str, params: list[Any], data: Path) -> dict[str, float]:
     times = []
-    cpu0 = _cpu_s(pid)
+    cpu0, pg0 = _cpu_s(pid), pg_cpu_s(data)
     for p in params:
         t = time.perf_counter()
         r = cl.get(path, params=p)
@@ -84,6 +104,7 @@ def arm(cl: httpx.Client, pid: int, path: str, params: list[Any]) -> dict[str, f
         "p50_ms": statistics.median(times),
         "p95_ms": _p(times, 0.95),
         "cpu_ms": (_cpu_s(pid) - cpu0) * 1000 / len(params),
+        "pg_cpu_ms": (pg_cpu_s(data) - pg0) * 1000 / len(params),
         "load": os.getloadavg()[0],
     }
 
@@ -133,22 +154,21 @@ def main() -> int:
                     drawn = [params() if callable(params) else params for _ in range(args.requests)]
                     pair = {}
                     for k in ("A", "B") if r % 2 == 0 else ("B", "A"):
-                        pair[k] = arm(clients[k], apis[k].pid, path, drawn)
+                        pair[k] = arm(clients[k], apis[k].pid, path, drawn, args.data)
                     if r > 0:  # the first pair warms both up
                         pairs.append(pair)
                 ratios = [p["B"]["p95_ms"] / p["A"]["p95_ms"] for p in pairs]
                 loads = [p[k]["load"] for p in pairs for k in ("A", "B")]
-                res = {
-                    k: {m: statistics.median(p[k][m] for p in pairs) for m in ("p50_ms", "p95_ms", "cpu_ms")}
-                    for k in ("A", "B")
-                }
+                metrics = ("p50_ms", "p95_ms", "cpu_ms", "pg_cpu_ms")
+                res = {k: {m: statistics.median(p[k][m] for p in pairs) for m in metrics} for k in ("A", "B")}
                 res["p95_ratio_median"] = statistics.median(ratios)  # type: ignore[assignment]
                 res["load"] = [min(loads), max(loads)]  # type: ignore[assignment]
                 out["cases"][name] = res
                 a, b = res["A"], res["B"]
                 print(
-                    f"{name:44s} A p50 {a['p50_ms']:7.1f} p95 {a['p95_ms']:7.1f} cpu {a['cpu_ms']:6.1f} | "
-                    f"B p50 {b['p50_ms']:7.1f} p95 {b['p95_ms']:7.1f} cpu {b['cpu_ms']:6.1f} | "
+                    f"{name:44s} A p50 {a['p50_ms']:7.1f} p95 {a['p95_ms']:7.1f} cpu {a['cpu_ms']:6.1f} "
+                    f"pg {a['pg_cpu_ms']:6.1f} | B p50 {b['p50_ms']:7.1f} p95 {b['p95_ms']:7.1f} "
+                    f"cpu {b['cpu_ms']:6.1f} pg {b['pg_cpu_ms']:6.1f} | "
                     f"B/A p95 {res['p95_ratio_median']:.2f} | load {min(loads):.1f}-{max(loads):.1f}",
                     flush=True,
                 )
