@@ -27,8 +27,10 @@ import os
 import shlex
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,10 +53,16 @@ def loop_ext4() -> Iterator[Path]:
         lay = ["fio", "--name=lay", f"--filename={f}", "--size=1g", "--rw=write", "--bs=1m"]
         subprocess.run([*lay, "--output-format=terse"], capture_output=True, check=True)
         yield f
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
-        subprocess.run(["losetup", "-d", dev], capture_output=True)
-        subprocess.run(["rm", "-rf", str(d)], check=True)
+    finally:  # the last run's file may stay busy for a while (seen: over 10 s at load 12): at last lazily
+        for _ in range(20):
+            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            subprocess.run(["umount", "-l", str(mnt)])
+        subprocess.run(["losetup", "-d", dev], capture_output=True)  # autoclear: gone once unmounted
+        if subprocess.run(["rm", "-rf", str(d)]).returncode:
+            print(f"warning: could not remove {d}; clean up by hand", file=sys.stderr)
 
 
 @contextlib.contextmanager
