@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent import service as agent_service
 from backend.agent import wake
+from backend.agent.liveness import seen_at_work
 from backend.audit import service as audit
 from backend.auth import service as auth_service
 from backend.auth.principal import AgentPrincipal, UserPrincipal
@@ -262,6 +263,7 @@ def ready_look(
     now = utcnow()
     if run.status != RunStatus.running:
         raise Conflict(f"run is {run.status.value}, not running", code="lease_lost")
+    seen_at_work(session, principal=principal)  # a member at the barrier sends no progress (ADR 0051)
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_progress_timeout_s)
     if run.ready_at is None:
         run.ready_at = now

@@ -102,8 +102,12 @@ def test_the_group_is_assigned_all_or_none_and_starts_at_one_instant(
     assert la["group"] == {
         "group_id": group["id"], "members": 2, "start_tolerance_ns": 5_000_000, "prepare_timeout_s": 150.0
     }  # fmt: skip
+    silent_since = a.agent.last_heartbeat_at = utcnow() - timedelta(seconds=60)
+    session.flush()
     first = _ready(client, a, la)
     assert first["start_at"] is None and first["stop"] is None  # b has not prepared yet
+    session.refresh(a.agent)  # a member at the barrier sends no progress: its looks keep it online
+    assert a.agent.last_heartbeat_at is not None and a.agent.last_heartbeat_at > silent_since  # ADR 0051
     last = _ready(client, b, lb)
     assert last["start_at"] is not None
     assert _ready(client, a, la)["start_at"] == last["start_at"]  # one instant for all
