@@ -300,11 +300,8 @@ def heartbeat_interval(session: Session, *, idle: bool) -> int:
     # each answer within ±25 % of the pace: agents that started together (a fleet deployed at once,
     # bench/load's) would otherwise beat together at every interval, the whole fleet within a few
     # seconds; random answers spread them over the interval in a few beats (the mean stays the pace)
-    jittered = round(paced * _jitter.uniform(0.75, 1.25))
+    jittered = round(paced * random.uniform(0.75, 1.25))  # reseeded in each forked API process
     return max(s.heartbeat_interval_s, min(jittered, s.idle_heartbeat_max_s))
-
-
-_jitter = random.Random()  # not for secrets: when an idle agent's next heartbeat comes
 
 
 def heartbeat(
