@@ -362,7 +362,9 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-SMALL = st.sampled_from([1, 5, 25, 512, 4096, 131072, 1048576, 0, 100, 65, 0.5, 1.0, "auto", "iops"])
+SMALL = st.sampled_from(
+    [1, 5, 25, 512, 4096, 131072, 1048576, 0, 100, 65, 0.5, 1.0, "auto", "iops", "client", "enterprise"]
+)
 
 
 @given(

@@ -45,6 +45,9 @@ export const PTS_SCALES = [
   { value: "0.001", label: "×0.001 — a quick look, not PTS-compliant" },
 ] as const;
 
+/** The specification's length on the Client profile: still not compliant (its unstated parameters). */
+const CLIENT_FULL_SCALE = "the specification's (60 s rounds, whole device): not compliant";
+
 const PURGES: { value: PtsDraft["purge"]; label: string }[] = [
   { value: "auto", label: "auto: NVMe Format, ATA secure erase, or a discard of every block" },
   { value: "blkdiscard", label: "a discard of every block (blkdiscard)" },
@@ -132,7 +135,7 @@ export function PtsRunForm({
         >
           {PTS_SCALES.map((s) => (
             <option key={s.value} value={s.value}>
-              {s.label}
+              {s.value === "" && draft.profile === "client" ? CLIENT_FULL_SCALE : s.label}
             </option>
           ))}
         </select>
