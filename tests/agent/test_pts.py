@@ -279,8 +279,8 @@ def zram_devices() -> set[str]:
 def zram_device(size: int = SIZE) -> Iterator[tuple[Path, Path, bytes]]:
     """A zram device of its own (zram-control's hot_add, `size` bytes, the kernel's default
     compressor) holding `size` random bytes, with a /dev/disk/by-id link as the host names
-    devices: (link, device, original); removed after (hot_remove), the link with it. The caller
-    checks that the kernel's zram devices are as they were."""
+    devices: (link, device, original); removed after (hot_remove), the link with it (the caller
+    checks that they are gone)."""
     if os.geteuid() != 0 or not (ZRAM_CONTROL / "hot_add").exists():
         pytest.skip("needs root and a kernel with zram (/sys/class/zram-control)")
     n = int((ZRAM_CONTROL / "hot_add").read_text())
