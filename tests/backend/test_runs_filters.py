@@ -488,6 +488,29 @@ def test_a_hosts_name_is_counted_from_its_runs_by_agent_first(
     assert "~~*" in arms[1] and "IS NOT TRUE" in arms[1], count
 
 
+def test_a_pages_runs_of_one_spec_share_its_parsed_document(session: Session, world: World) -> None:
+    """A page's runs of one workload spec hold one parsed document (read as text and parsed once per
+    distinct text: a CrystalDiskMark page parsed 50 copies of 19 KB and took each one's repr), the
+    same as each run's stored spec."""
+    import json
+
+    from sqlalchemy import select
+
+    from backend.run import repository
+
+    world.runs["q"].workload_spec = {**world.runs["q"].workload_spec, "note": "another spec"}
+    session.flush()
+    session.expire_all()
+    runs, _, _ = repository.page(
+        session, [world.u.team.id], filters=repository.RunFilter(), limit=50, offset=0
+    )
+    rows = session.execute(select(Run.id, Run.workload_spec).where(Run.team_id == world.u.team.id))
+    stored = {run_id: spec for run_id, spec in rows}  # parsed by psycopg, one per row
+    assert {r.id: r.workload_spec for r in runs} == stored
+    texts = {json.dumps(r.workload_spec, sort_keys=True) for r in runs}
+    assert len(texts) == 2 and len({id(r.workload_spec) for r in runs}) == 2
+
+
 def test_jobs_false_leaves_the_items_jobs_out_and_does_not_read_them(
     client: TestClient, connection: Connection, session: Session, world: World
 ) -> None:
