@@ -257,11 +257,20 @@ def test_the_rpm_installs_upgrades_and_removes_on_a_host_without_compiler_or_pyt
     if not shutil.which("rpm"):
         pytest.skip("no rpm here (Debian's rpm package: make deps-system installs it)")
     tarball, top = agent_bundle
-    version = top.removeprefix("iowatt-agent-").removesuffix(f"-linux-{platform.machine()}")
-    rpm = DIST / f"iowatt-agent-{version}-1.{platform.machine()}.rpm"
+    rpm = rpm_of(tarball, top)
     if not rpm.is_file():
         pytest.skip(f"no {rpm.name} in {DIST}: build.sh packs it with nfpm, which needs go the first time")
-    root = bare_host
+    check_rpm(tarball, top, rpm, bare_host)
+
+
+def rpm_of(tarball: Path, top: str) -> Path:
+    """The .rpm build.sh packed beside the tarball, of the same version."""
+    version = top.removeprefix("iowatt-agent-").removesuffix(f"-linux-{platform.machine()}")
+    return tarball.with_name(f"iowatt-agent-{version}-1.{platform.machine()}.rpm")
+
+
+def check_rpm(tarball: Path, top: str, rpm: Path, root: Path) -> None:
+    """The .rpm on a bare host (test_old_glibc runs it on Debian 11 too)."""
     # the dependency --nodeps leaves to the test: the bundle's glibc floor (its MANIFEST.json, as the
     # server reads it), which the root's glibc meets
     st = tarball.stat()

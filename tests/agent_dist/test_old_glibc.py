@@ -17,7 +17,8 @@ What it proves, on the tarball in dist/agent:
   with the bundle's engine; a TLS handshake with the bundle's OpenSSL (`enroll --fingerprint` with
   a wrong fingerprint against a TLS listener: it reads the certificate, prints its fingerprint and
   refuses); the .deb's maintainer scripts (dpkg -i: the user, the state directory, the unit;
-  dpkg --purge); and the served line, as test_bare_host runs it on Debian 12 (the same test body):
+  dpkg --purge); the .rpm's scriptlets (rpm --root: install, upgrade, removal; test_bare_host's
+  check); and the served line, as test_bare_host runs it on Debian 12 (the same test body):
   curl fetches install.sh and the bundle from the shared stack over a pinned TLS connection, the
   script installs and enrols, the agent runs a benchmark the stack queues. The stack serves
   dist/agent: that test needs make agent-dist's bundle there (it fails on the suite's host-frozen one).
@@ -187,6 +188,26 @@ def test_on_debian_11_the_deb_installs_and_purges(tmp_path_factory: pytest.TempP
     try:
         rootfs.install_deb(root, debs[-1])
         rootfs.purge_deb(root)
+    finally:
+        rootfs.remove(root)
+
+
+def test_on_debian_11_the_rpm_installs_upgrades_and_removes(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The .rpm of the same build, on its own bare Debian 11 host (test_bare_host's check on 12: its
+    `glibc >= 2.28` against glibc 2.31, the scriptlets, an upgrade, removal)."""
+    if not shutil.which("rpm"):
+        pytest.fail("no rpm here (Debian's rpm package: make deps-system installs it)")
+    found = sorted(dist_dir().glob(f"iowatt-agent-*-linux-{platform.machine()}.tar.gz"))
+    if not found:
+        pytest.fail(f"no bundle in {dist_dir()}: make agent-dist builds it")
+    tarball = found[-1]
+    top = tarball.name.removesuffix(".tar.gz")
+    rpm = debian_12.rpm_of(tarball, top)
+    if not rpm.is_file():
+        pytest.fail(f"no {rpm.name} in {dist_dir()}: make agent-dist builds it (nfpm)")
+    root = rootfs.unpack(rootfs.ensure_tar(rootfs.OLD_SUITE), tmp_path_factory.mktemp("rpm") / "host")
+    try:
+        debian_12.check_rpm(tarball, top, rpm, root)
     finally:
         rootfs.remove(root)
 
