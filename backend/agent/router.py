@@ -262,10 +262,19 @@ async def _agent_short_tx(
 agent_short_tx = _agent_short_tx
 
 
+async def _bearer_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+    """The poll's bearer token, not checked yet: the long-poll's first look authenticates it in the
+    transaction of its look (one transaction per poll less than a check of its own first; the
+    poll supersedes nobody until then, service.long_poll_lease)."""
+    if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
+        raise Unauthorized("missing bearer token", code="no_token")
+    return creds.credentials
+
+
 @router.post("/{agent_id}/lease", response_model=LeaseResponse)
 async def lease(
     agent_id: uuid.UUID,
-    caller: Annotated[tuple[AgentPrincipal, str], Depends(_agent_short_tx)],
+    raw_token: Annotated[str, Depends(_bearer_token)],
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
     wait_s: Annotated[
         float,
@@ -275,8 +284,6 @@ async def lease(
 ) -> LeaseResponse:
     """Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
     threadpool calls. The body (the process's boot id) is optional: older agents send none."""
-    principal, raw_token = caller
-    principal.require_self(agent_id)
     boot_id = body.boot_id if body is not None else None
     return LeaseResponse(
         lease=await service.long_poll_lease(

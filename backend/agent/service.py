@@ -436,25 +436,34 @@ async def long_poll_lease(
 ) -> Lease | None:
     """Long-poll: short transactions in the threadpool around an asyncio wait for the agent's
     wake-up, so a waiting agent holds neither a database connection nor a thread. The waiter is
-    registered before the first look, so a wake-up between a look and the wait is not lost. A
-    wake-up also comes when the agent is revoked or replaced: the next look then answers 401.
-    A wake-up lost in Redis is made up for by this process's periodic re-check (`_recheck`)."""
+    registered before the first look, so a wake-up between a look and the wait is not lost. The
+    first look authenticates the poll (each look checks the token again), and only then does the
+    poll supersede the agent's older ones (`announce`): a caller without the agent's token ends
+    nobody's poll, and the route needs no transaction of its own to authenticate first (one
+    transaction and one threadpool hop less per poll; docs/benchmarks.md § A thousand agents, the
+    CPU budget). A wake-up also comes when the agent is revoked or replaced: the next look then
+    answers 401. A wake-up lost in Redis is made up for by this process's periodic re-check
+    (`_recheck`)."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
     polled_at = utcnow()
-    async with wake.listen(agent_id) as waiter:
+    async with wake.listen(agent_id, announce=False) as waiter:
         _start_recheck()
+        lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
+        if lease is not None:
+            return lease
+        if waiter.superseded:  # a newer poll of this agent waits now (wake.py): it gets the work
+            return None
+        await waiter.announce()
         while True:
-            if waiter.superseded:  # a newer poll of this agent waits now (wake.py): it gets the work
-                return None
-            lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
-            if lease is not None:
-                return lease
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or waiter.superseded:
                 return None
             await waiter.wait(remaining)
             if waiter.superseded:
                 return None
+            lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
+            if lease is not None:
+                return lease
 
 
 # The re-check that makes up for lost wake-ups (wake.py: publishing is best-effort). One query

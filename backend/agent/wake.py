@@ -110,6 +110,7 @@ class Waiter:
         self.superseded = False
         self.generation: int | None = None  # None while it is being taken from Redis
         self.newest_seen = 0  # the newest generation announced meanwhile
+        self.key = ""  # its agent's (listen)
 
     def supersede(self) -> None:
         """A newer poll of the same agent started: this one ends without looking again."""
@@ -122,6 +123,15 @@ class Waiter:
             self.newest_seen = max(self.newest_seen, generation)
         elif generation > self.generation:
             self.supersede()
+
+    async def announce(self) -> None:
+        """This poll supersedes the agent's older ones: those waiting in this process end now,
+        those in other processes when the generation it takes reaches them (no subscription, no
+        Redis: only this process's are known)."""
+        for old in self._hub.waiters.get(self.key, ()):
+            if old is not self:
+                old.supersede()
+        self.own(await self._hub.generation(self.key) if self._hub.ready.is_set() else 0)
 
     def own(self, generation: int) -> None:
         """This poll's generation (0: Redis unreachable, so any announced one is newer)."""
@@ -250,23 +260,22 @@ def waiting_agents(hub: _Hub) -> list[uuid.UUID]:
 
 
 @contextlib.asynccontextmanager
-async def listen(agent_id: uuid.UUID) -> AsyncIterator[Waiter]:
-    """Register a waiter for the agent's wake-ups for the duration of a long-poll; the agent's
-    older waiters in this process end at once, those in other processes once the generation this
-    poll takes reaches them."""
+async def listen(agent_id: uuid.UUID, *, announce: bool = True) -> AsyncIterator[Waiter]:
+    """Register a waiter for the agent's wake-ups for the duration of a long-poll; once announced
+    (at once, or when the caller calls `announce` after authenticating the poll) the agent's older
+    waiters in this process end at once, those in other processes once the generation this poll
+    takes reaches them."""
     hub = _hub()
     if not hub.ready.is_set():  # the first long-poll of this process: let the subscription start
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(hub.ready.wait(), _READY_WAIT_S)
     w = Waiter(hub)
     key = str(agent_id)
-    older = hub.waiters.setdefault(key, set())
-    for old in older:
-        old.supersede()
-    older.add(w)
+    w.key = key
+    hub.waiters.setdefault(key, set()).add(w)
     try:
-        # (no subscription, no Redis: only this process's older waiters are known)
-        w.own(await hub.generation(key) if hub.ready.is_set() else 0)
+        if announce:
+            await w.announce()
         yield w
     finally:
         waiters = hub.waiters.get(key)
