@@ -5,12 +5,14 @@ the agent (which runs the rounds and stops at steady state) and the server (whic
 jobs against the host's rules, sizes the timeout and reports the window) use this one copy.
 
 Where a value comes from, the specification is cited by section name. The clause numbers of
-v2.0.2 could not be verified against the text here (no copy of the standard was reachable):
-the names below are the specification's own headings ("Steady State", "Purge",
-"Preconditioning", the test sections "IOPS", "Throughput", "Latency", "Write Saturation", "Host
-Idle Recovery"). Host Idle Recovery's clause numbers are those of PTS Enterprise v1.1 (section 11:
-11.2.3 its preconditioning, 11.2.4-11.2.8 the wait-state segments with their return to baseline)
-as the public implementations of the test number them, not read in the text itself.
+v2.0.2 could not be verified against the text here: the stored copies of v2.0.2, PTS Client
+v1.0 and v1.2a and the 2.0 draft show only their first pages (docs/pts.md, "Looking for the
+Client's numbers"), so no number is cited from them; the names below are the specification's
+own headings ("Steady State", "Purge", "Preconditioning", the test sections "IOPS",
+"Throughput", "Latency", "Write Saturation", "Host Idle Recovery"). Host Idle Recovery's clause
+numbers are those of PTS Enterprise v1.1 (section 11: 11.2.3 its preconditioning, 11.2.4-11.2.8
+the wait-state segments with their return to baseline) as the public implementations of the
+test number them, not read in the text itself.
 
 Which tests start with workload-independent preconditioning (WIPC, SEQ 128 KiB writes of twice
 the capacity): IOPS, Throughput and Latency. Write Saturation and Host Idle Recovery do not: their
