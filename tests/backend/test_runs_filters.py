@@ -411,7 +411,8 @@ def _plans_of_page(
     issued: list[tuple[str, Any]] = []
 
     def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
-        if statement.lstrip().startswith(("SELECT runs.id,", "SELECT count(*)")):
+        page_or_count = statement.lstrip().startswith(("SELECT runs.id,", "SELECT count(*)"))
+        if page_or_count and "CAST(runs.workload_spec" not in statement:  # not the page's specs
             issued.append((statement, parameters))
 
     event.listen(connection, "before_cursor_execute", keep)
