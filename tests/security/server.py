@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 from sqlalchemy import create_engine
@@ -49,7 +50,13 @@ class Server:
 
 
 @contextlib.contextmanager
-def api_server(pg: Postgres, redis_url: str, *, db: str, redis_db: int = 5) -> Iterator[Server]:
+def api_server(
+    pg: Postgres, redis_url: str, *, db: str, redis_db: int = 5, openapi: dict[str, Any] | None = None
+) -> Iterator[Server]:
+    """`openapi`: the caller's own build of the OpenAPI document (create_app().openapi()), which the
+    world is built from; the server's is the same document (backend/main.py builds it from the code
+    alone) and costs its process ~1.9 CPU-s to build for this one request. Without it, the server's
+    /openapi.json."""
     url = pg.migrated_database(db)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -90,7 +97,8 @@ def api_server(pg: Postgres, redis_url: str, *, db: str, redis_db: int = 5) -> I
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the API did not start:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.1)
-        openapi = httpx.get(f"{base}/openapi.json", timeout=10, verify=TLS).json()
+        if openapi is None:
+            openapi = httpx.get(f"{base}/openapi.json", timeout=10, verify=TLS).json()
         with (
             Session(engine, expire_on_commit=False) as session,
             httpx.Client(base_url=base, timeout=30, verify=TLS) as http,

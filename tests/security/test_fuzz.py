@@ -82,7 +82,8 @@ def after_call(context: Any, case: schemathesis.Case, response: Any) -> None:
 
 @pytest.fixture(scope="module")
 def server(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Server]:
-    with api_server(pg, redis_url, db="iowatt_fuzz") as s:
+    # the world from this module's SPEC: the server would build the same document again
+    with api_server(pg, redis_url, db="iowatt_fuzz", openapi=SPEC) as s:
         _ids.clear()
         _ids.update(fuzzing.known_ids(s.world))
         yield s
