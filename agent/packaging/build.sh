@@ -317,6 +317,15 @@ done
 STAGE=$WORK/stage/$NAME
 mkdir -p "$STAGE"
 cp -a "$WORK/pyi/dist/iowatt-agent/." "$STAGE/"
+# CPython's own libraries without their debugging information: pyenv's (the host build: the tests,
+# `make up`) keeps it in libpython and its extension modules, 22 of the tree's 55 MB; the Debian 11
+# root's CPython (`make agent-dist`) has none. The same code: a tarball of 17 MB instead of 28 at the
+# tests' gzip level, and ~0.45 CPU-s less to pack each of the three packages.
+shopt -s nullglob
+for lib in "$STAGE"/_internal/libpython*.so* "$STAGE"/_internal/python3.*/lib-dynload/*.so; do
+  strip --strip-debug "$lib"
+done
+shopt -u nullglob
 install -m 0755 "$ENGINE" "$STAGE/iowatt-engine"
 # the unit, with the agent where the packages and install.sh put it
 sed -e 's|^ExecStart=/usr/local/bin/iowatt-agent |ExecStart=/opt/iowatt-agent/iowatt-agent |' \
