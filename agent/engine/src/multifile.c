@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "multifile.h"
+#include "verify.h"
 
 static unsigned g_run_files; /* files of every job so far (MAX_RUN_FILES) */
 
@@ -197,9 +198,27 @@ void mf_job_setup(struct job *j)
 	}
 	if ((o->offset_increment || o->oinc_pct) && o->numjobs > 1)
 		die_usage("offset_increment", "not implemented for jobs of several files (job '%s')", o->name);
-	/* verify (src/verify.c) reads back through the worker's one descriptor and region */
-	if (o->verify && (m->per_worker > 1 || o->file_append))
-		die_usage("verify", "not supported with several files per clone or file_append (job '%s')", o->name);
+	/* verify with several files (src/verify.c): each clone logs its writes (file, offset) and reads
+	 * them back from that log, as fio's io_hist. What the log does not replay stays refused */
+	if (o->verify && o->file_append)
+		die_usage("verify", "not supported with file_append (job '%s')", o->name);
+	if (o->verify && m->per_worker > 1) {
+		if (o->verify_backlog)
+			die_usage("verify_backlog", "not supported with several files per clone (job '%s')", o->name);
+		if (o->verify_only)
+			die_usage("verify_only", "not supported with several files per clone (job '%s')", o->name);
+		if (o->verify_dump)
+			die_usage("verify_dump", "not supported with several files per clone (job '%s')", o->name);
+		if (o->loops > 1)
+			die_usage("loops", "not supported with verify and several files per clone (job '%s')", o->name);
+		if (verify_io_passes(o))
+			die_usage("io_size", "larger than size is not supported with verify and several files per clone (job '%s')",
+				  o->name);
+		if (rw_trimwrite(o->rw))
+			die_usage("rw", "trimwrite is not supported with verify and several files per clone (job '%s')", o->name);
+		/* the writes have one block size here (bsrange, bssplit: patterns.c refuses them with
+		 * several files), so the read-back's log replaces a write by the next at its offset */
+	}
 	if (m->nfiles > MAX_RUN_FILES || g_run_files + m->nfiles > MAX_RUN_FILES)
 		die_usage(m->shared ? "filename" : "nrfiles",
 			  "the run would use %u files (nrfiles x numjobs over every job), at most %u", g_run_files + m->nfiles,
@@ -692,9 +711,24 @@ void mf_completed(struct worker *w, const struct io_req *r)
 		s->ios[r->ddir]++;
 		s->bytes[r->ddir] += (uint64_t)r->res;
 	}
-	/* past openfiles, a file whose pass is done gives its descriptor back (fio closes it) */
-	if (s->done && !s->inflight && open_limit(w) < mw->n)
+	/* past openfiles, a file whose pass is done gives its descriptor back (fio closes it); not in
+	 * a verify read-back, whose order is the writes' (mf_verify_file) */
+	if (s->done && !s->inflight && open_limit(w) < mw->n && !(w->vw && w->vw->mode == VM_VERIFY))
 		mf_close(w, s);
+}
+
+int mf_verify_file(struct worker *w, struct io_req *r, unsigned fidx)
+{
+	struct mfstate *s = &w->mfw->st[fidx];
+	if (s->fd < 0) {
+		int err = mf_open(w, s);
+		if (err)
+			return err;
+	}
+	r->fd = s->fd;
+	r->fidx = fidx;
+	s->inflight++;
+	return 0;
 }
 
 int mf_verify(struct job *j, char *err, size_t errlen)

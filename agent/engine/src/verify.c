@@ -498,6 +498,10 @@ static void record(struct worker *w, struct vfail *f, const unsigned char *iv, c
 {
 	struct vworker *v = w->vw;
 	const struct options *o = w->job->o;
+	f->file = w->job->mf ? v->cur_file : -1;
+	char in[PATH_MAX + 8] = "";
+	if (f->file >= 0)
+		snprintf(in, sizeof(in), " in %s", w->job->mf->files[f->file].tgt.path);
 	v->bad_intervals++;
 	if (v->nfails < VERIFY_FAILS_KEPT)
 		v->fails[v->nfails++] = *f;
@@ -506,8 +510,8 @@ static void record(struct worker *w, struct vfail *f, const unsigned char *iv, c
 		if (f->first_bad >= 0)
 			snprintf(extra, sizeof(extra), "; first differing byte at offset %lld (%llu bytes differ)",
 				 (long long)f->first_bad, (unsigned long long)f->bad_bytes);
-		warnmsg("%s: verify: %s mismatch at offset %llu, length %u (block at %llu, length %u): expected %s, "
-			"received %s%s", o->name, f->what, (unsigned long long)f->offset, f->length,
+		warnmsg("%s: verify: %s mismatch%s at offset %llu, length %u (block at %llu, length %u): expected %s, "
+			"received %s%s", o->name, f->what, in, (unsigned long long)f->offset, f->length,
 			(unsigned long long)f->block_offset, f->block_length, f->expected, f->actual, extra);
 		v->printed++;
 	}
@@ -518,7 +522,7 @@ static void record(struct worker *w, struct vfail *f, const unsigned char *iv, c
 	}
 	if (o->verify_fatal && !w->err) {
 		w->err = -EILSEQ;
-		snprintf(w->errmsg, sizeof(w->errmsg), "verify: %s mismatch at offset %llu (verify_fatal)", f->what,
+		snprintf(w->errmsg, sizeof(w->errmsg), "verify: %s mismatch%s at offset %llu (verify_fatal)", f->what, in,
 			 (unsigned long long)f->offset);
 	}
 }
@@ -777,6 +781,8 @@ int verify_worker_init(struct worker *w)
 		return -ENOMEM;
 	w->vw = v;
 	v->fills = w->job->vj->type != VT_NULL;
+	v->cur_file = -1;
+	v->logged = w->mfw && w->mfw->n > 1;
 	v->scratch = malloc(2 * w->job->max_bs + 64);
 	if (!v->scratch)
 		return -ENOMEM;
@@ -823,8 +829,75 @@ void verify_worker_free(struct worker *w)
 	free(w->vw->map);
 	free(w->vw->pat);
 	free(w->vw->wmap);
+	free(w->vw->log);
 	free(w->vw);
 	w->vw = NULL;
+}
+
+/* several files per clone: log a write (0, or -ENOMEM) */
+static int log_write(struct vworker *v, const struct io_req *r)
+{
+	if (v->nlog == v->logcap) {
+		uint64_t cap = v->logcap ? v->logcap * 2 : 1024;
+		struct vlogent *n = realloc(v->log, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		v->log = n;
+		v->logcap = cap;
+	}
+	v->log[v->nlog++] = (struct vlogent){ .off = r->off, .vseq = r->vseq, .len = r->len, .fidx = r->fidx };
+	return 0;
+}
+
+static int log_cmp(const void *a, const void *b)
+{
+	const struct vlogent *x = a, *y = b;
+	if (x->fidx != y->fidx)
+		return x->fidx < y->fidx ? -1 : 1;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->vseq < y->vseq ? -1 : x->vseq > y->vseq;
+}
+
+/* fio 3.33's log_io_piece: with a random map (rw random, not norandommap) the writes are read
+ * back in the order written; otherwise from a tree by file and offset where a write replaces an
+ * earlier one at its offset (the writes have one block size with several files: patterns.c) */
+static void log_order(struct worker *w)
+{
+	struct vworker *v = w->vw;
+	const struct options *o = w->job->o;
+	v->log_i = 0;
+	if (rw_is_random(o->rw) && !o->norandommap)
+		return;
+	qsort(v->log, v->nlog, sizeof(*v->log), log_cmp);
+	uint64_t k = 0;
+	for (uint64_t i = 0; i < v->nlog; i++) {
+		if (k && v->log[k - 1].fidx == v->log[i].fidx && v->log[k - 1].off == v->log[i].off)
+			k--; /* the later write of the same block replaces the earlier */
+		v->log[k++] = v->log[i];
+	}
+	v->nlog = k;
+}
+
+/* the log's next write, as a read to check; 1 when all are read back */
+static int log_next(struct worker *w, struct io_req *r)
+{
+	struct vworker *v = w->vw;
+	if (v->log_i >= v->nlog || g_stop)
+		return 1;
+	const struct vlogent *e = &v->log[v->log_i++];
+	int err = mf_verify_file(w, r, e->fidx);
+	if (err) {
+		w->err = err;
+		return 1;
+	}
+	r->ddir = DDIR_READ;
+	r->off = e->off;
+	r->len = e->len;
+	r->vseq = e->vseq;
+	v->replayed++;
+	r->vcheck = w->job->vj->type == VT_NULL ? 0 : 1;
+	return 0;
 }
 
 /* the cursor starts from the worker's generator state (copied, not swapped) */
@@ -933,7 +1006,7 @@ int verify_gen(struct worker *w, struct io_req *r)
 		r->vseq = 0;
 		return 0;
 	case VM_VERIFY:
-		return v->wmap ? latest_next(w, r) : replay_one(w, r);
+		return v->logged ? log_next(w, r) : v->wmap ? latest_next(w, r) : replay_one(w, r);
 	case VM_WRITE:
 		break;
 	}
@@ -962,10 +1035,17 @@ int verify_gen(struct worker *w, struct io_req *r)
 	}
 	if (v->pass_bytes && w->issued >= v->pass_until)
 		return 1; /* this pass's writes are issued: its read-back next (verify_next_pass) */
-	if (worker_gen_raw(w, r))
-		return 1;
+	int g = worker_gen_raw(w, r);
+	if (g)
+		return g; /* 2: several files, none can take an I/O now (reap first) */
 	if (r->ddir == DDIR_WRITE) {
 		r->vseq = v->wcount++;
+		if (v->logged && log_write(v, r) < 0) {
+			w->err = -ENOMEM;
+			snprintf(w->errmsg, sizeof(w->errmsg), "verify: out of memory for the log of %llu writes",
+				 (unsigned long long)v->nlog);
+			return 1;
+		}
 		if (v->wmap) { /* verify_latest_only: this block is read back once, whatever wrote it last */
 			uint64_t i = (r->off - w->roff) / w->minbs;
 			v->wmap[i / 64] |= 1ull << (i % 64);
@@ -997,6 +1077,8 @@ void verify_done(struct worker *w, struct io_req *r)
 		return;
 	}
 	const struct vjob *vj = w->job->vj;
+	if (w->mfw)
+		w->vw->cur_file = (int32_t)w->mfw->st[r->fidx].file;
 	verify_check_block(w, r->buf, r->len, r->off, r->vseq, r->vcheck && vj->check_seq && w->vw->mode != VM_READ);
 }
 
@@ -1027,14 +1109,31 @@ int verify_next_phase(struct worker *w)
 	if (w->deadline != UINT64_MAX && wend >= w->deadline)
 		return 0;
 	v->t_vstart = now_ns(); /* fio's do_verify: td->start is reset, its fsync and cache drop count */
-	/* as fio before its verify phase: the writes reach the file, the page cache is dropped */
-	if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS) {
-		w->err = -errno;
-		snprintf(w->errmsg, sizeof(w->errmsg), "verify: fsync: %s", strerror(errno));
-		return 0;
+	/* as fio before its verify phase: the writes reach the file, the page cache is dropped (fio's
+	 * do_verify: every open file of the job) */
+	if (v->logged) {
+		for (unsigned i = 0; i < w->mfw->n; i++) {
+			int fd = w->mfw->st[i].fd;
+			if (fd < 0)
+				continue;
+			if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS) {
+				w->err = -errno;
+				snprintf(w->errmsg, sizeof(w->errmsg), "verify: fsync: %s", strerror(errno));
+				return 0;
+			}
+			if (!o->direct && o->invalidate)
+				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		}
+		log_order(w);
+	} else {
+		if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS) {
+			w->err = -errno;
+			snprintf(w->errmsg, sizeof(w->errmsg), "verify: fsync: %s", strerror(errno));
+			return 0;
+		}
+		if (!o->direct && o->invalidate)
+			posix_fadvise(w->fd, (off_t)w->roff, (off_t)w->rsize, POSIX_FADV_DONTNEED);
 	}
-	if (!o->direct && o->invalidate)
-		posix_fadvise(w->fd, (off_t)w->roff, (off_t)w->rsize, POSIX_FADV_DONTNEED);
 	cursor_swap(w); /* from here the worker runs the cursor */
 	v->mode = VM_VERIFY;
 	v->pace_on = w->pace.on;
@@ -1102,9 +1201,11 @@ void verify_finish(struct worker *w)
 		return;
 	const struct vfail *f = &v->fails[0];
 	w->err = -EILSEQ; /* fio's error for a verify failure (84) */
-	snprintf(w->errmsg, sizeof(w->errmsg), "verify: %llu of %llu intervals failed, first at offset %llu (%s)",
+	if (snprintf(w->errmsg, sizeof(w->errmsg), "verify: %llu of %llu intervals failed, first at offset %llu%s%s (%s)",
 		 (unsigned long long)v->bad_intervals, (unsigned long long)v->intervals, (unsigned long long)f->offset,
-		 f->what);
+		     f->file >= 0 ? " of " : "", f->file >= 0 ? w->job->mf->files[f->file].tgt.path : "",
+		     f->what) >= (int)sizeof(w->errmsg))
+		w->errmsg[sizeof(w->errmsg) - 2] = '~'; /* cut: the JSON's failures name the file whole */
 }
 
 void verify_dir_ns(const struct worker *w, uint64_t t0, uint64_t meas_ns, uint64_t out[3])
@@ -1165,6 +1266,10 @@ void verify_report(struct jw *jw, const struct job *j, unsigned first, unsigned 
 			const struct vfail *f = &v->fails[k];
 			jw_obj(jw, NULL);
 			jw_u64(jw, "thread", i);
+			if (f->file >= 0)
+				jw_str(jw, "file", j->mf->files[f->file].tgt.path);
+			else
+				jw_null(jw, "file");
 			jw_u64(jw, "offset", f->offset);
 			jw_u64(jw, "length", f->length);
 			jw_u64(jw, "block_offset", f->block_offset);

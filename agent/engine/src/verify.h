@@ -46,6 +46,13 @@ struct vfail {
 	char expected[136], actual[136]; /* hex (checksums, fields) */
 	int64_t first_bad;      /* file offset of the first differing data byte, -1 unknown */
 	uint64_t bad_bytes;     /* differing data bytes in the interval (0 unknown) */
+	int32_t file;           /* a job of several files: the file's index in the job's files (-1 one file) */
+};
+
+/* a job of several files per clone: one write of the write phase, read back from this log */
+struct vlogent {
+	uint64_t off, vseq;
+	uint32_t len, fidx;     /* fidx: the worker's file index (io_req's) */
 };
 
 enum vmode { VM_WRITE, VM_VERIFY, VM_READ };
@@ -85,6 +92,12 @@ struct vworker {
 	/* verify_latest_only: the blocks written in this phase, read back once each (fio's rbtree) */
 	uint64_t *wmap, wmap_i;
 	int pace_on;            /* the job's pacing, off in read-backs */
+	/* several files per clone: the writes' log (fio's io_hist: write order with a random map,
+	 * else by file and offset, each block's latest write once), read back in that order */
+	struct vlogent *log;
+	uint64_t nlog, logcap, log_i;
+	int logged;             /* 1: this worker logs its writes */
+	int32_t cur_file;       /* the file of the block being checked (vfail.file) */
 };
 
 /* options.c: the rows' parsers and the checks that need no target */
