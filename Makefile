@@ -44,7 +44,12 @@ deps-system-run:
 # included); `make test` and the other developer targets (deps-py) requirements/dev.txt, every
 # package of the lock (the tests', linters' and release's tools too); then this repository's projects
 # editable, without their dependencies and built by their locked backends (no build isolation: flit_core
-# for the agent, the libraries and the client, setuptools for the server; ADR 0050).
+# for the agent, the libraries and the client, setuptools for the server; ADR 0050). The server's in
+# setuptools' `compat` editable mode: the repository's directory on sys.path, as flit_core's editable
+# installs put theirs, instead of the import finder setuptools writes by default, which every Python
+# process of the virtualenv imported at start (pathlib, re and more: ~13 ms of CPU for a `python -c
+# pass`, 18 with the plain path against 31; the suite starts hundreds, most small: the fake engines
+# and meters the agent's tests run) (docs/testing.md § Session 25: the processes the tests start).
 # pip installs the locked uv alone (its lines of requirements/dev.txt, with their hashes); uv
 # installs the rest from its cache (pip took 44 CPU-s and, without a cache of its own, 4 minutes of
 # downloads on a clean clone; uv 8). The bytecode is compiled once, here, in parallel, except the
@@ -82,6 +87,7 @@ define venv_install
 	$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes --only-binary :all: \
 		-r requirements/build.txt -r $(1)
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --no-build-isolation \
+		--config-settings-package iowatt-server:editable_mode=compat \
 		-e libs/energy -e libs/workload -e libs/policy -e . -e agent -e client
 	$(BIN)/uv pip check -q --python $(BIN)/python
 	$(BIN)/python -m compileall -qq -j0 -x '$(COMPILEALL_SKIP)' $(VENV)/lib || true  # a cache only
