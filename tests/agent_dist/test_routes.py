@@ -16,6 +16,7 @@ from backend.config import get_settings
 
 BASE = "/api/v1/agent-dist"
 TAR = "iowatt-agent-9.9.9-linux-x86_64.tar.gz"
+RPM = "iowatt-agent-9.9.9-1.x86_64.rpm"
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +34,11 @@ def test_the_manifest_lists_each_bundle_with_the_sha256_of_the_file_served(
 ) -> None:
     (dist_dir / "notes.txt").write_text("not a bundle")
     (dist_dir / "iowatt-agent-9.9.8-linux-x86_64.tar.gz").symlink_to("/etc/hostname")  # a link: not served
+    # the .rpm make up and compose build beside the .deb (its lead's magic, then bytes), with its
+    # .sha256 as build.sh writes it
+    rpm = b"\xed\xab\xee\xdb" + os.urandom(64)
+    (dist_dir / RPM).write_bytes(rpm)
+    (dist_dir / f"{RPM}.sha256").write_text(f"{hashlib.sha256(rpm).hexdigest()}  {RPM}\n")
     r = client.get(BASE)
     assert r.status_code == 200, r.text
     doc = r.json()
@@ -40,19 +46,24 @@ def test_the_manifest_lists_each_bundle_with_the_sha256_of_the_file_served(
     assert doc["install_script_url"] == f"{BASE}/install.sh"
     assert doc["tls"] is None
     by_name = {b["name"]: b for b in doc["bundles"]}
-    assert set(by_name) == {TAR, "iowatt-agent_9.9.9_amd64.deb"}
+    assert set(by_name) == {TAR, "iowatt-agent_9.9.9_amd64.deb", RPM}
     assert by_name["iowatt-agent_9.9.9_amd64.deb"]["arch"] == "x86_64"
     assert by_name["iowatt-agent_9.9.9_amd64.deb"]["kind"] == "deb"
-    # the glibc the tarball needs, read from its MANIFEST.json (the .deb states it as its dependency)
+    assert (by_name[RPM]["kind"], by_name[RPM]["arch"], by_name[RPM]["version"]) == ("rpm", "x86_64", "9.9.9")
+    # the glibc the tarball needs, read from its MANIFEST.json (the .deb and the .rpm state it as
+    # their dependency)
     assert by_name[TAR]["glibc_floor"] == "2.28"
     assert by_name["iowatt-agent_9.9.9_amd64.deb"]["glibc_floor"] is None
+    assert by_name[RPM]["glibc_floor"] is None
     for name, b in by_name.items():
         served = client.get(b["url"])
         assert served.status_code == 200
         assert hashlib.sha256(served.content).hexdigest() == b["sha256"]
         assert b["size_bytes"] == len(served.content) == (dist_dir / name).stat().st_size
-    side = client.get(f"{BASE}/files/{TAR}.sha256")
-    assert side.status_code == 200 and side.text.split()[0] == by_name[TAR]["sha256"]
+    assert client.get(by_name[RPM]["url"]).headers["content-type"] == "application/x-rpm"
+    for name in (TAR, RPM):
+        side = client.get(f"{BASE}/files/{name}.sha256")
+        assert side.status_code == 200 and side.text.split() == [by_name[name]["sha256"], name]
     # a rebuilt bundle is hashed again
     (dist_dir / TAR).write_bytes(b"rebuilt")
     os.utime(dist_dir / TAR, ns=(1, 1))
