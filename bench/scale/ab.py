@@ -40,11 +40,12 @@ scale = importlib.util.module_from_spec(_spec)
 sys.modules["scale_run"] = scale
 _spec.loader.exec_module(scale)
 REPO, Cluster, cases_of = scale.REPO, scale.Cluster, scale.cases_of
-_cpu_s, _start_api, free_port, redis_server = (
+_cpu_s, _start_api, free_port, redis_server, pg_cpu_s = (
     scale._cpu_s,
     scale._start_api,
     scale.free_port,
     scale.redis_server,
+    scale.pg_cpu_s,
 )
 
 
@@ -71,25 +72,6 @@ def _path(tree: Path) -> str:
 def _p(times: list[float], q: float) -> float:
     s = sorted(times)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
-
-
-def pg_cpu_s(data: Path) -> float:
-    """PostgreSQL's CPU seconds: the postmaster's live children (the backends, which the API's pool
-    keeps) and what it reaped of those that ended, the postmaster's own aside."""
-    pm = int((data / "postmaster.pid").read_text().split()[0])
-    tck = os.sysconf("SC_CLK_TCK")
-    fields = Path(f"/proc/{pm}/stat").read_text().rsplit(")", 1)[1].split()
-    total = (int(fields[13]) + int(fields[14])) / tck  # cutime, cstime
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            f = (d / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(f[1]) == pm:
-            total += (int(f[11]) + int(f[12])) / tck
-    return total
 
 
 def arm(cl: httpx.Client, pid: int, path: str, params: list[Any], data: Path) -> dict[str, float]:

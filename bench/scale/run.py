@@ -14,7 +14,8 @@ Then a real API process (uvicorn, one process: the figures are per request) on t
 each case `--requests` times after `--warmup` discarded: the runs list with each filter, a
 20-run comparison, a named view at its maximum (30 runs) and a 200-run comparison grouped by
 device, the 10,000-run series' history, and a /metrics scrape. Prints p50/p95/p99, the API
-process's CPU per request and the load average; `--explain` also writes the plans of every
+process's and PostgreSQL's CPU per request (what the machine's load does not change) and the load
+average; `--explain` also writes the plans of every
 statement slower than 20 ms (auto_explain) to the PostgreSQL log, printed at the end.
 
     nice -n 10 .venv/bin/python bench/scale/run.py --runs 1000000 --data /var/tmp/iowatt-scale
@@ -360,16 +361,37 @@ def seed(c: Cluster, n_runs: int, chunk: int = 50_000) -> dict[str, Any]:
     return meta
 
 
-def timed(c: httpx.Client, api_pid: int, path: str, params: Any, n: int, warmup: int) -> dict[str, float]:
+def pg_cpu_s(data: Path) -> float:
+    """PostgreSQL's CPU seconds: the postmaster's live children (the backends, which the API's pool
+    keeps) and what it reaped of those that ended, the postmaster's own aside."""
+    pm = int((data / "postmaster.pid").read_text().split()[0])
+    tck = os.sysconf("SC_CLK_TCK")
+    fields = Path(f"/proc/{pm}/stat").read_text().rsplit(")", 1)[1].split()
+    total = (int(fields[13]) + int(fields[14])) / tck  # cutime, cstime
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            f = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[1]) == pm:
+            total += (int(f[11]) + int(f[12])) / tck
+    return total
+
+
+def timed(
+    c: httpx.Client, api_pid: int, path: str, params: Any, n: int, warmup: int, data: Path
+) -> dict[str, float]:
     times = []
-    cpu0 = 0.0
+    cpu0 = pg0 = 0.0
     for i in range(warmup + n):
         t = time.perf_counter()
         r = c.get(path, params=params() if callable(params) else params)
         dt = (time.perf_counter() - t) * 1000
         assert r.status_code == 200, (path, r.status_code, r.text[:300])
         if i == warmup - 1 or (warmup == 0 and i == 0):
-            cpu0 = _cpu_s(api_pid)
+            cpu0, pg0 = _cpu_s(api_pid), pg_cpu_s(data)
         if i >= warmup:
             times.append(dt)
     times.sort()
@@ -379,6 +401,7 @@ def timed(c: httpx.Client, api_pid: int, path: str, params: Any, n: int, warmup:
         "p95_ms": times[min(len(times) - 1, round(0.95 * (len(times) - 1)))],
         "p99_ms": times[min(len(times) - 1, round(0.99 * (len(times) - 1)))],
         "api_cpu_ms": (_cpu_s(api_pid) - cpu0) * 1000 / n,
+        "pg_cpu_ms": (pg_cpu_s(data) - pg0) * 1000 / n,
         "load": os.getloadavg()[0],
     }
 
@@ -474,11 +497,12 @@ def measure(c: Cluster, meta: dict[str, Any], args: argparse.Namespace) -> dict[
                         if "200 runs" not in name and "10,000" not in name
                         else max(10, args.requests // 5)
                     )
-                    res = timed(cl, api.pid, path, params, n, args.warmup)
+                    res = timed(cl, api.pid, path, params, n, args.warmup, c.data)
                     out["cases"][name] = res
                     print(
                         f"{name:48s} p50 {res['p50_ms']:7.1f} ms  p95 {res['p95_ms']:7.1f} ms  p99 "
-                        f"{res['p99_ms']:7.1f} ms  API CPU {res['api_cpu_ms']:6.1f} ms  load "
+                        f"{res['p99_ms']:7.1f} ms  API CPU {res['api_cpu_ms']:6.1f} ms  PostgreSQL CPU "
+                        f"{res['pg_cpu_ms']:6.1f} ms  load "
                         f"{res['load']:.1f}",
                         flush=True,
                     )
