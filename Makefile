@@ -47,8 +47,8 @@ deps-system-run:
 # for the agent, the libraries and the client, setuptools for the server; ADR 0050). The server's in
 # setuptools' `compat` editable mode: the repository's directory on sys.path, as flit_core's editable
 # installs put theirs, instead of the import finder setuptools writes by default, which every Python
-# process of the virtualenv imported at start (pathlib, re and more: ~13 ms of CPU for a `python -c
-# pass`, 18 with the plain path against 31; the suite starts hundreds, most small: the fake engines
+# process of the virtualenv imported at start (pathlib, re and more: ~13 ms of CPU a start, a `python -c
+# pass` 14 with the plain path against 28; the suite starts hundreds, many small: the fake engines
 # and meters the agent's tests run) (docs/testing.md § Session 25: the processes the tests start).
 # pip installs the locked uv alone (its lines of requirements/dev.txt, with their hashes); uv
 # installs the rest from its cache (pip took 44 CPU-s and, without a cache of its own, 4 minutes of
