@@ -98,7 +98,16 @@ class Settings(BaseSettings):
     # A running run whose agent has not reported progress within this time is failed.
     lease_progress_timeout_s: int = 120
     run_max_attempts: int = 3
-    longpoll_max_wait_s: int = 30
+    # The longest a lease long-poll waits (whatever the agent asks), and the wait the server names in
+    # each lease answer (`poll_wait_s`): 25 s (what every agent asked before) while the instance's
+    # idle agents poll less than `idle_polls_per_s` times a second at that wait, else paced so they
+    # poll about that often in all, up to this bound (1,000 agents: about every 80 s instead of 25).
+    # Keep the bound below every proxy's read timeout on the agents' path (the Helm chart's nginx
+    # Ingress: 90 s; Caddy's reverse_proxy has none): a poll answers within its wait and one look.
+    # A waiting poll keeps its agent online past agent_offline_after_s: each API process's periodic
+    # re-check stamps its waiting polls' agents in one statement (ADR 0053).
+    longpoll_max_wait_s: int = Field(80, ge=1, le=300)
+    idle_polls_per_s: float = Field(12.5, gt=0, le=100_000)
     # agent tokens (docs/adr/0011): lifetime of a token (an agent rotates it when half is left), and
     # how long the previous token still works once its successor has been used (requests in flight)
     agent_token_ttl_s: int = Field(30 * 24 * 3600, ge=10, le=366 * 24 * 3600)

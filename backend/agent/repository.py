@@ -119,6 +119,25 @@ def mark_silent_offline(session: Session, before: datetime) -> list[uuid.UUID]:
     return [r[0] for r in rows]
 
 
+def stamp_waiting(
+    session: Session, agent_ids: list[uuid.UUID], *, now: datetime, stale_before: datetime
+) -> int:
+    """One UPDATE: these agents (online, not revoked) seen at `now` where last seen before
+    `stale_before` (agent.service.stamp_waiting). How many rows it wrote."""
+    result = session.execute(
+        update(Agent)
+        .where(
+            Agent.id.in_(agent_ids),
+            Agent.online.is_(True),
+            Agent.revoked_at.is_(None),
+            func.coalesce(Agent.last_heartbeat_at, Agent.enrolled_at) < stale_before,
+        )
+        .values(last_heartbeat_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 def needing_a_look(session: Session, agent_ids: list[uuid.UUID]) -> list[uuid.UUID]:
     """Of these agents, those a waiting long-poll should look for now: a run is assigned to them
     (the look hands it out) or they were revoked (it answers 401). One query for every long-poll

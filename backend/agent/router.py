@@ -278,15 +278,19 @@ async def lease(
     factory: Annotated[sessionmaker[Session], Depends(get_session_factory)],
     wait_s: Annotated[
         float,
-        Query(ge=0, le=30, description="long-poll up to this many seconds (the server honours up to 30)"),
+        Query(
+            ge=0,
+            le=300,
+            description="long-poll up to this many seconds (the server honours up to its "
+            "IOWATT_LONGPOLL_MAX_WAIT_S, 80 by default; ask for the answer's `poll_wait_s`)",
+        ),
     ] = 25,
     body: Annotated[LeaseRequest | None, Body()] = None,
 ) -> LeaseResponse:
     """Async: the wait holds no worker thread (docs/adr/0002); database work runs in short
     threadpool calls. The body (the process's boot id) is optional: older agents send none."""
     boot_id = body.boot_id if body is not None else None
-    return LeaseResponse(
-        lease=await service.long_poll_lease(
-            factory, raw_token=raw_token, agent_id=agent_id, wait_s=wait_s, boot_id=boot_id
-        )
+    lease, poll_wait_s = await service.long_poll_lease(
+        factory, raw_token=raw_token, agent_id=agent_id, wait_s=wait_s, boot_id=boot_id
     )
+    return LeaseResponse(lease=lease, poll_wait_s=poll_wait_s)

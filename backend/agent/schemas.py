@@ -443,6 +443,11 @@ class Lease(OutputSchema):
 
 class LeaseResponse(OutputSchema):
     lease: Lease | None
+    poll_wait_s: int = Field(
+        description="seconds: the wait the agent's next lease request should ask for (`wait_s`); the "
+        "server scales it with its fleet (25 up to a few hundred idle agents, up to its "
+        "IOWATT_LONGPOLL_MAX_WAIT_S). Older agents ignore it and keep asking for 25"
+    )
 
 
 class PolicyTargetRead(OutputSchema):

@@ -283,6 +283,28 @@ def _agents_online(session: Session) -> int:
     return n
 
 
+# what every agent asked for before the server named a wait, and what it still names to a small fleet
+DEFAULT_POLL_WAIT_S = 25
+
+
+def poll_wait(session: Session) -> int:
+    """The wait the server names for an agent's next long-poll (`LeaseResponse.poll_wait_s`). An
+    idle agent's poll costs the API one look when it starts (authentication and a read, ~5-10 ms
+    of CPU) and nothing while it waits, so an idle fleet costs its polls' rate: paced so the
+    instance's agents start about `idle_polls_per_s` polls a second in all (1,000 agents: every
+    80 s, not every 25), never shorter than 25 s, never longer than `longpoll_max_wait_s`. Past 25 s
+    each answer is drawn within 80-100 % of the pace: agents that polled together (a fleet started
+    at once) would otherwise keep polling together, the whole fleet's looks within a second at
+    every wait. The count of online agents is the heartbeats' (a query per process per 15 s). A
+    waiting poll keeps its agent online (`stamp_waiting`, ADR 0053)."""
+    s = get_settings()
+    paced = math.ceil(_agents_online(session) / s.idle_polls_per_s)
+    if paced <= DEFAULT_POLL_WAIT_S:
+        return min(DEFAULT_POLL_WAIT_S, s.longpoll_max_wait_s)
+    target = min(paced, s.longpoll_max_wait_s)
+    return max(min(DEFAULT_POLL_WAIT_S, target), round(target * random.uniform(0.8, 1.0)))
+
+
 def heartbeat_interval(session: Session, *, idle: bool) -> int:
     """The heartbeat interval the server asks of an agent (it follows each answer's). A busy agent
     (or one a run waits for): `heartbeat_interval_s`. An idle one long-polls, and each poll stamps
@@ -413,17 +435,20 @@ def _look(
     agent_id: uuid.UUID,
     polled_at: datetime,
     boot_id: uuid.UUID | None,
-) -> Lease | None:
-    """One look of a long-poll in its own short transaction. The token is checked again each time,
-    so a poll that was waiting when its agent was revoked, deleted or replaced (a new token) ends
-    with 401 instead of taking a lease."""
+    name_wait: bool = False,
+) -> tuple[Lease | None, int | None]:
+    """One look of a long-poll in its own short transaction, and (`name_wait`: the poll's first
+    look) the wait to name for the agent's next poll. The token is checked again each time, so a
+    poll that was waiting when its agent was revoked, deleted or replaced (a new token) ends with
+    401 instead of taking a lease."""
     with make_session() as session, session.begin():
         principal = auth_service.authenticate(session, raw_token=raw_token)
         if not isinstance(principal, AgentPrincipal):
             raise Forbidden("this needs an agent token", code="agent_only")
-        return try_lease(
+        lease = try_lease(
             session, principal=principal, agent_id=agent_id, polled_at=polled_at, boot_id=boot_id
         )
+        return lease, poll_wait(session) if name_wait else None
 
 
 async def long_poll_lease(
@@ -433,7 +458,7 @@ async def long_poll_lease(
     agent_id: uuid.UUID,
     wait_s: float,
     boot_id: uuid.UUID | None = None,
-) -> Lease | None:
+) -> tuple[Lease | None, int]:
     """Long-poll: short transactions in the threadpool around an asyncio wait for the agent's
     wake-up, so a waiting agent holds neither a database connection nor a thread. The waiter is
     registered before the first look, so a wake-up between a look and the wait is not lost. The
@@ -443,27 +468,32 @@ async def long_poll_lease(
     transaction and one threadpool hop less per poll; docs/benchmarks.md § A thousand agents, the
     CPU budget). A wake-up also comes when the agent is revoked or replaced: the next look then
     answers 401. A wake-up lost in Redis is made up for by this process's periodic re-check
-    (`_recheck`)."""
+    (`_recheck`), which also keeps the agent of a waiting poll online (`stamp_waiting`: a wait
+    may outlast agent_offline_after_s). Returns the lease, if any, and the wait to name for the
+    agent's next poll (`poll_wait`, from the first look)."""
     deadline = time.monotonic() + min(wait_s, get_settings().longpoll_max_wait_s)
     polled_at = utcnow()
     async with wake.listen(agent_id, announce=False) as waiter:
         _start_recheck()
-        lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
+        lease, named = await in_longpoll_thread(
+            _look, make_session, raw_token, agent_id, polled_at, boot_id, True
+        )
+        next_wait = named if named is not None else DEFAULT_POLL_WAIT_S
         if lease is not None:
-            return lease
+            return lease, next_wait
         if waiter.superseded:  # a newer poll of this agent waits now (wake.py): it gets the work
-            return None
+            return None, next_wait
         await waiter.announce()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or waiter.superseded:
-                return None
+                return None, next_wait
             await waiter.wait(remaining)
             if waiter.superseded:
-                return None
-            lease = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
+                return None, next_wait
+            lease, _ = await in_longpoll_thread(_look, make_session, raw_token, agent_id, polled_at, boot_id)
             if lease is not None:
-                return lease
+                return lease, next_wait
 
 
 # The re-check that makes up for lost wake-ups (wake.py: publishing is best-effort). One query
@@ -482,13 +512,32 @@ def _start_recheck() -> None:
         _rechecks[loop] = loop.create_task(_recheck(), name="iowatt-longpoll-recheck")
 
 
-def _needing_a_look(agent_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+def stamp_waiting(session: Session, agent_ids: list[uuid.UUID]) -> int:
+    """Stamp alive, in one statement, the agents whose long-polls wait in this process (their first
+    look authenticated them; `wake.polling_agents`): a poll may wait longer than
+    agent_offline_after_s (`poll_wait`), and waiting it sends nothing. The rule is the looks' and
+    heartbeats' (liveness.stamp_alive): only stamps older than LIVENESS_STAMP_S are written, and an
+    agent marked offline or revoked meanwhile is left to its next look. How many were stamped."""
+    every_s = min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)
+    now = utcnow()
+    return repository.stamp_waiting(
+        session, agent_ids, now=now, stale_before=now - timedelta(seconds=every_s)
+    )
+
+
+def _needing_a_look(agent_ids: list[uuid.UUID], polling: list[uuid.UUID]) -> list[uuid.UUID]:
+    """The re-check's transaction: which waiting polls should look now, and the stamp of the agents
+    whose polls wait (a read and, when some polled, an UPDATE: two statements for every poll
+    waiting in the process, none per poll)."""
     with get_sessionmaker()() as session, session.begin():
+        if polling:
+            stamp_waiting(session, polling)
         return repository.needing_a_look(session, agent_ids)
 
 
 async def _recheck() -> None:
-    """Every RECHECK_S, wake the waiting polls whose agent has a run assigned or was revoked."""
+    """Every RECHECK_S, wake the waiting polls whose agent has a run assigned or was revoked, and
+    stamp the agents of the polls waiting alive (a wait may outlast agent_offline_after_s)."""
     while True:
         await asyncio.sleep(wake.RECHECK_S)
         hub = wake.current_hub()  # None while the subscription is down: the waits are short then
@@ -498,7 +547,7 @@ async def _recheck() -> None:
         if not agent_ids:
             continue
         try:
-            found = await in_longpoll_thread(_needing_a_look, agent_ids)
+            found = await in_longpoll_thread(_needing_a_look, agent_ids, wake.polling_agents(hub))
         except Exception as exc:  # noqa: BLE001 - the database is down: the next round tries again
             log.warning("agent.longpoll_recheck_failed", error=str(exc).splitlines()[0][:200])
             continue

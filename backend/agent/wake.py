@@ -259,6 +259,17 @@ def waiting_agents(hub: _Hub) -> list[uuid.UUID]:
     return [uuid.UUID(key) for key, waiters in hub.waiters.items() if waiters]
 
 
+def polling_agents(hub: _Hub) -> list[uuid.UUID]:
+    """The agents with a long-poll waiting in this process that its first look authenticated (it
+    announced itself: `Waiter.announce`) and no newer poll superseded: the re-check stamps these
+    alive (agent.service.stamp_waiting). A poll before its first look may be anyone's."""
+    return [
+        uuid.UUID(key)
+        for key, waiters in hub.waiters.items()
+        if any(w.generation is not None and not w.superseded for w in waiters)
+    ]
+
+
 @contextlib.asynccontextmanager
 async def listen(agent_id: uuid.UUID, *, announce: bool = True) -> AsyncIterator[Waiter]:
     """Register a waiter for the agent's wake-ups for the duration of a long-poll; once announced

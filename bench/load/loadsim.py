@@ -522,7 +522,7 @@ class Config:
     think_s: float = 1.0  # mean pause between a user's actions (exponential)
     queue_share: float = 0.35  # of a user's actions; the rest: list, open a run, compare
     max_runs: int | None = None  # stop queueing after this many runs (the smoke test)
-    lease_wait_s: float = 25.0
+    lease_wait_s: float | None = None  # None: the wait the server names (25 s until it does), as the agent
     drain_timeout_s: float = 120.0
     start_spread_s: float = 3.0  # agents start within this many seconds (hosts do not start at once)
     seed: int = 1
@@ -673,23 +673,26 @@ class Sim:
         )
         hb = asyncio.create_task(self._heartbeats(k))
         polls = 0
+        named = 25.0  # the server's wait for the next poll (ADR 0053), once it names one
         try:
             while not self.stop_agents.is_set():
                 polls += 1
                 poll_id = f"load-poll-{k}-{polls}"
+                wait_s = cfg.lease_wait_s if cfg.lease_wait_s is not None else named
                 r = await self.call(
                     "POST",
                     "POST /agents/{id}/lease (long-poll)",
                     f"/agents/{agent_id}/lease",
                     token,
-                    params={"wait_s": cfg.lease_wait_s},
+                    params={"wait_s": wait_s},
                     json={"boot_id": self.boot_ids[k]},
-                    timeout=cfg.lease_wait_s + 30,
+                    timeout=wait_s + 30,
                     request_id=poll_id,
                 )
                 if r is None or r.status_code != 200:
                     await asyncio.sleep(1)
                     continue
+                named = float(r.json().get("poll_wait_s") or named)
                 lease = r.json()["lease"]
                 if lease is None:
                     continue

@@ -58,6 +58,8 @@ class FakeApi:
         self.on_request: Callable[[str, str, Any], None] | None = None
         self.lock = threading.Lock()
         self.lease_wait_s = 0.05
+        # each lease request's query and timeout as the agent sent them (the MockTransport's)
+        self.lease_requests: list[tuple[dict[str, str], float | None]] = []
 
     def add_lease(
         self, engine_job: dict[str, Any], target_path: str, timeout_s: float = 30.0, **fields: Any
@@ -160,6 +162,9 @@ class FakeApi:
     def transport(self) -> httpx.MockTransport:
         def handler(request: httpx.Request) -> httpx.Response:
             body = json.loads(request.content) if request.content else None
+            if request.url.path.endswith("/lease"):
+                timeout = request.extensions.get("timeout", {}).get("read")
+                self.lease_requests.append((dict(request.url.params), timeout))
             reply = self.handle(request.method, request.url.path, dict(request.headers), body)
             if isinstance(reply, Exception):
                 raise reply

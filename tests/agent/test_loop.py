@@ -13,7 +13,7 @@ from iowatt_agent.policy import save_policy
 from iowatt_agent.spool import Delivery
 from iowatt_policy import Policy, Target
 
-from tests.agent.fakes import FakeApi, error
+from tests.agent.fakes import FakeApi, Reply, error
 from tests.waiting import wait_until
 
 
@@ -165,6 +165,29 @@ def test_heartbeat_reports_state_and_adopts_interval(api, agent_config, make_cli
     # a restarted agent (a new loop) is another process to the server
     make_loop(api, agent_config, make_client, fake_engine, tmp_path).heartbeat_once()
     assert api.heartbeats[-1]["boot_id"] not in (boot, None)
+
+
+def test_the_lease_wait_is_the_servers_once_named(api, agent_config, make_client, fake_engine, tmp_path):
+    """Compatibility both ways (ADR 0053): against an older server (no `poll_wait_s` in its lease
+    answers) the agent keeps asking for 25 s; a newer server's named wait is the next poll's (its
+    request timeout follows), held within 1-300 s; `--lease-wait` given wins over the server's."""
+    lease = r"POST /api/v1/agents/[^/]+/lease"
+    api.script[lease] = [
+        Reply(200, {"lease": None}),  # an older server
+        Reply(200, {"lease": None, "poll_wait_s": 80}),
+        Reply(200, {"lease": None, "poll_wait_s": 1e9}),  # a hostile or broken one
+        Reply(200, {"lease": None}),
+    ]
+    loop = make_loop(api, agent_config, make_client, fake_engine, tmp_path)
+    for _ in range(4):
+        assert loop.lease_once() is None
+    waits = [(q["wait_s"], t) for q, t in api.lease_requests]
+    assert waits == [("25", 40.0), ("25", 40.0), ("80", 95.0), ("300", 315.0)]
+    given = make_loop(api, agent_config, make_client, fake_engine, tmp_path, lease_wait_s=5)
+    api.script[lease] = [Reply(200, {"lease": None, "poll_wait_s": 80})] * 2
+    api.lease_requests.clear()
+    assert given.lease_once() is None and given.lease_once() is None
+    assert [q["wait_s"] for q, _ in api.lease_requests] == ["5", "5"]
 
 
 def test_run_drains_after_current_run_and_exits_0(api, agent_config, make_client, fake_engine, tmp_path):

@@ -99,10 +99,12 @@ def _poll(
 
 
 def test_a_dispatched_run_wakes_the_waiting_long_poll(live_api: Live, committed: Session) -> None:
+    """With a wait past the offline threshold (45 s), as the server names to a large fleet (ADR
+    0053; the server honoured up to 30 s before): a run queued mid-wait is leased at once."""
     _, [a] = _setup(committed)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         since = datetime.now(UTC)
-        fut = pool.submit(_poll, live_api, a, 20)
+        fut = pool.submit(_poll, live_api, a, 60)
         _await_first_looks(live_api, [a], since)  # the long-poll is waiting now
         assert not fut.done()
         run = create_run(committed, agent=a.agent)
@@ -112,13 +114,13 @@ def test_a_dispatched_run_wakes_the_waiting_long_poll(live_api: Live, committed:
         r, took = fut.result(timeout=30)
     assert r.status_code == 200, r.text
     assert r.json()["lease"]["run_id"] == str(run.id)
-    assert took < 10  # woken, not timed out at 20 s
+    assert took < 10  # woken, not timed out at 60 s
 
 
 def test_an_idle_long_poll_ends_after_wait_s_with_no_lease(live_api: Live, committed: Session) -> None:
     _, [a] = _setup(committed)
     r, took = _poll(live_api, a, 1.5)
-    assert r.status_code == 200 and r.json() == {"lease": None}
+    assert r.status_code == 200 and r.json()["lease"] is None
     assert 1.4 <= took < 10
 
 
@@ -161,7 +163,7 @@ def test_waiting_long_polls_hold_no_worker_thread(live_api: Live, committed: Ses
         results = [p.result(timeout=60) for p in polls]
     assert waiting == n  # the polls were still waiting while the list answered
     assert slowest < 2.0, slowest  # not queued behind the polls' wait
-    assert all(r.status_code == 200 and r.json() == {"lease": None} for r, _ in results)
+    assert all(r.status_code == 200 and r.json()["lease"] is None for r, _ in results)
 
 
 def test_without_redis_the_long_poll_degrades_to_polling_not_an_error(
@@ -180,7 +182,7 @@ def test_without_redis_the_long_poll_degrades_to_polling_not_an_error(
     finally:
         monkeypatch.undo()
         reset_settings_caches()
-    assert r.status_code == 200 and r.json() == {"lease": None}
+    assert r.status_code == 200 and r.json()["lease"] is None
     assert 2.5 <= took < 15
 
 
@@ -259,20 +261,36 @@ def test_a_new_poll_of_a_restarted_agent_gets_the_run_at_once(live_api: Live, co
 
 def test_a_lost_wake_up_is_noticed_by_a_bounded_re_check(live_api: Live, committed: Session) -> None:
     """A run assigned while the wake-up was lost (Redis down at the dispatcher's commit) still
-    reaches the waiting poll: the poll looks in the database again every few seconds."""
-    _, [a] = _setup(committed)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+    reaches the waiting poll: the poll looks in the database again every few seconds. The same
+    re-check keeps the agents of waiting polls online (ADR 0053): another agent, waiting 80 s
+    (past the offline threshold) and looking no more, last seen "20 s ago" (as if its wait had
+    gone on that long), is stamped by it, and one last seen 20 s ago whose poll is over is not."""
+    _, [a, b, gone] = _setup(committed, 3)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
         since = datetime.now(UTC)
         fut = pool.submit(_poll, live_api, a, 25)
-        _await_first_looks(live_api, [a], since)  # it waits now: only a re-check can find the run
+        waiting = pool.submit(_poll, live_api, b, 80)
+        _await_first_looks(live_api, [a, b], since)  # they wait now: only a re-check can find the run
+        assert _poll(live_api, gone, 0)[0].status_code == 200  # a poll that is over
+        stale = datetime.now(UTC) - timedelta(seconds=20)
+        for other in (b, gone):
+            _set(committed, other.agent.id, last_heartbeat_at=stale)
         run = create_run(committed, agent=a.agent)
         assert run_service.dispatch(committed, run_id=run.id) == a.agent.id
         committed.commit()  # and no wake-up
         t0 = time.monotonic()
         r, _ = fut.result(timeout=40)
         took = time.monotonic() - t0
+        # the re-check that woke `a` stamped `b` in the same transaction
+        _, seen_b, online_b = _row(live_api, b.agent.id)
+        assert seen_b > stale and online_b
+        assert _row(live_api, gone.agent.id)[1] == stale
+        assert not waiting.done()
+        assert _poll(live_api, b, 0)[0].status_code == 200  # supersedes b's waiting poll: it ends
+        r_b, took_b = waiting.result(timeout=10)
     assert r.status_code == 200 and r.json()["lease"]["run_id"] == str(run.id)
     assert took < wake.RECHECK_S + 2.0, took
+    assert r_b.status_code == 200 and r_b.json()["lease"] is None and took_b < 40
 
 
 def test_a_new_poll_of_the_same_agent_supersedes_the_waiting_one(live_api: Live, committed: Session) -> None:
@@ -285,7 +303,7 @@ def test_a_new_poll_of_the_same_agent_supersedes_the_waiting_one(live_api: Live,
         assert not old.done()
         new = pool.submit(_poll, live_api, a, 25)
         r_old, took_old = old.result(timeout=10)
-        assert r_old.status_code == 200 and r_old.json() == {"lease": None}
+        assert r_old.status_code == 200 and r_old.json()["lease"] is None
         assert took_old < 5.0  # ended by the newer poll, not by its 25 s wait
         time.sleep(0.5)  # the behaviour under test: nothing ends the newer poll meanwhile
         assert not new.done()
@@ -328,7 +346,7 @@ def test_idle_looks_and_heartbeats_of_a_live_agent_write_nothing(live_api: Live,
     with http(headers=a.headers, timeout=15) as c:
         for _ in range(3):
             r = c.post(f"{url}/lease", params={"wait_s": 0})
-            assert r.status_code == 200 and r.json() == {"lease": None}
+            assert r.status_code == 200 and r.json()["lease"] is None
         assert c.post(f"{url}/heartbeat", json={"state": "idle"}).status_code == 200
         assert _row(live_api, a.agent.id) == before  # looks and a heartbeat, no write
         boot = str(uuid.uuid4())
@@ -355,7 +373,7 @@ def test_idle_looks_and_heartbeats_of_a_live_agent_write_nothing(live_api: Live,
 
 
 def test_an_idle_look_or_heartbeat_takes_no_row_lock_and_writes_nothing(
-    client: TestClient, session: Session, connection: Connection
+    client: TestClient, session: Session, connection: Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The statements of a poll that finds nothing and of an idle agent's heartbeat: reads only
     (authentication, the agent, whether it holds a run), no FOR UPDATE, no UPDATE; a poll that
@@ -363,6 +381,8 @@ def test_an_idle_look_or_heartbeat_takes_no_row_lock_and_writes_nothing(
     u = create_user(session)
     a = create_agent(session, team=u.team)
     statements: list[str] = []
+    # the process's count of online agents (a query per 15 s) was taken by a heartbeat or poll
+    monkeypatch.setattr(agent_service, "_online_count", (time.monotonic(), 1))
 
     def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         statements.append(" ".join(statement.split()).upper())
@@ -370,7 +390,7 @@ def test_an_idle_look_or_heartbeat_takes_no_row_lock_and_writes_nothing(
     event.listen(connection, "before_cursor_execute", seen)
     try:
         r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
-        assert r.status_code == 200 and r.json() == {"lease": None}
+        assert r.status_code == 200 and r.json() == {"lease": None, "poll_wait_s": 25}
         idle = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
         hb = {"state": "idle", "boot_id": str(uuid.uuid4())}
         url = f"/api/v1/agents/{a.agent.id}/heartbeat"
@@ -396,3 +416,78 @@ def test_an_idle_look_or_heartbeat_takes_no_row_lock_and_writes_nothing(
     assert heartbeat and all(s.startswith("SELECT") and "FOR UPDATE" not in s for s in heartbeat), heartbeat
     # one read: authentication's (the agent, whether it holds a run), not a second of the agent
     assert len(heartbeat) == 1, "\n".join(s[-200:] for s in heartbeat)
+
+
+def test_the_server_names_the_next_polls_wait_by_its_fleet(
+    client: TestClient, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each lease answer names the next poll's wait (ADR 0053): 25 s, what every agent asked
+    before, while the fleet's polls at 25 s stay under idle_polls_per_s; paced past that, drawn
+    within 80-100 % (a fleet started at once does not poll at once), up to longpoll_max_wait_s,
+    below the Helm chart's nginx read timeout (90 s). An older agent asks for 25 s and gets it
+    (test_an_idle_long_poll_ends_after_wait_s_with_no_lease); a wait past 30 s is honoured
+    (test_a_dispatched_run_wakes_the_waiting_long_poll)."""
+    from backend.config import get_settings
+
+    s = get_settings()
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+
+    def named(online: int, wait_s: float = 0) -> int:
+        monkeypatch.setattr(agent_service, "_online_count", (time.monotonic(), online))
+        r = client.post(f"/api/v1/agents/{a.agent.id}/lease", params={"wait_s": wait_s}, headers=a.headers)
+        assert r.status_code == 200 and r.json()["lease"] is None, r.text
+        return int(r.json()["poll_wait_s"])
+
+    assert s.longpoll_max_wait_s == 80 and s.idle_polls_per_s == 12.5
+    assert named(1) == named(312) == 25  # 312 agents at 25 s: 12.5 polls a second
+    paced = [named(750) for _ in range(8)]  # 60 s
+    assert all(48 <= p <= 60 for p in paced) and len(set(paced)) > 1, paced
+    assert all(64 <= named(1000) <= 80 for _ in range(4))
+    assert all(64 <= named(100_000) <= 80 for _ in range(4))  # bounded
+    monkeypatch.setattr(s, "longpoll_max_wait_s", 20)
+    assert named(100_000) == 20  # an operator's proxy needs shorter polls: never over the bound
+
+
+def test_the_re_check_stamps_waiting_agents_in_one_statement(
+    session: Session, connection: Connection
+) -> None:
+    """The re-check's stamp of the agents whose polls wait (agent.service.stamp_waiting): one
+    UPDATE for all of them, whatever their number; written only where the stamp is older than
+    LIVENESS_STAMP_S, never for an agent marked offline or revoked (its next look decides)."""
+    u = create_user(session)
+    stale = datetime.now(UTC) - timedelta(seconds=agent_service.LIVENESS_STAMP_S + 5)
+    fresh = datetime.now(UTC) - timedelta(seconds=2)
+    agents = [create_agent(session, team=u.team).agent for _ in range(5)]
+    values = [
+        {"last_heartbeat_at": stale},
+        {"last_heartbeat_at": stale},
+        {"last_heartbeat_at": fresh},
+        {"last_heartbeat_at": stale, "online": False},
+        {"last_heartbeat_at": stale, "revoked_at": datetime.now(UTC)},
+    ]
+    for agent, v in zip(agents, values, strict=True):
+        session.execute(update(Agent).where(Agent.id == agent.id).values(**{"online": True, **v}))
+    session.flush()
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()).upper())
+
+    event.listen(connection, "before_cursor_execute", seen)
+    try:
+        t0 = datetime.now(UTC)
+        assert agent_service.stamp_waiting(session, [x.id for x in agents]) == 2
+    finally:
+        event.remove(connection, "before_cursor_execute", seen)
+    assert len(statements) == 1 and statements[0].startswith("UPDATE AGENTS"), statements
+    rows = {
+        i: (seen_at, online)
+        for i, seen_at, online in session.execute(
+            select(Agent.id, Agent.last_heartbeat_at, Agent.online).where(
+                Agent.id.in_([x.id for x in agents])
+            )
+        )
+    }
+    assert [rows[x.id][0] >= t0 for x in agents] == [True, True, False, False, False]
+    assert rows[agents[3].id][1] is False  # still offline

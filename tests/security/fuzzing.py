@@ -177,6 +177,6 @@ def short_long_polls(case: Any) -> None:
             number = float(value)
         except (TypeError, ValueError):
             return
-        if 0 < number <= 30:
+        if 0 < number <= 300:  # the route's bound (the server waits up to IOWATT_LONGPOLL_MAX_WAIT_S)
             query["wait_s"] = 0.1
     case.query = query

@@ -302,7 +302,7 @@ FINDINGS = [
         "lease wait_s above the server's cap",
         "agent_x",
         "POST /api/v1/agents/{agent_id}/lease",
-        lambda w: {"params": {"wait_s": 60}},
+        lambda w: {"params": {"wait_s": 301}},
         422,
         "wait_s",
     ),

@@ -171,8 +171,13 @@ def run(
         float, typer.Option(min=0, help="On SIGTERM, seconds to let the current run finish before killing it")
     ] = 600.0,
     lease_wait: Annotated[
-        float, typer.Option(min=1, max=60, help="Long-poll wait per lease request, s")
-    ] = 25.0,
+        float | None,
+        typer.Option(
+            min=1,
+            max=60,
+            help="Long-poll wait per lease request, s (default: the wait the server names, else 25)",
+        ),
+    ] = None,
     log_format: Annotated[str, typer.Option(help="text or json")] = "text",
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
     meter: MeterOpt = None,

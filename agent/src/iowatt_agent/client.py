@@ -317,6 +317,13 @@ class ApiClient:
     def lease(
         self, agent_id: UUID, wait_s: float, *, boot_id: UUID | None = None, attempts: int = 1
     ) -> Lease | None:
+        return self.lease_answer(agent_id, wait_s, boot_id=boot_id, attempts=attempts).lease
+
+    def lease_answer(
+        self, agent_id: UUID, wait_s: float, *, boot_id: UUID | None = None, attempts: int = 1
+    ) -> LeaseResponse:
+        """The lease long-poll's whole answer: the lease, if any, and the wait the server names for
+        the next poll (None from an older server)."""
         response = self.request(
             "POST",
             f"/agents/{agent_id}/lease",
@@ -326,7 +333,7 @@ class ApiClient:
             attempts=attempts,
         )
         answer: LeaseResponse = self._parse(LeaseResponse, response)
-        return answer.lease
+        return answer
 
     def start(self, run_id: UUID, lease_id: UUID) -> None:
         self.request("POST", f"/runs/{run_id}/start", body=StartRequest(lease_id=lease_id))

@@ -57,7 +57,7 @@ from .progress import IdleWatch, engine_progress_forwarder
 from .runner import EngineOutcome, EngineProcess, cleanup_target
 from .schemas import AgentState, Lease
 from .spool import Delivery, Spool, SpoolRetrier
-from .status import AgentStatus
+from .status import DEFAULT_POLL_WAIT_S, POLL_WAIT_BOUNDS_S, AgentStatus
 from .upload import Reporter
 
 log = logging.getLogger("iowatt_agent.loop")
@@ -65,7 +65,8 @@ log = logging.getLogger("iowatt_agent.loop")
 
 @dataclass
 class LoopSettings:
-    lease_wait_s: float = 25.0
+    # each lease request's long-poll wait; None: the wait the server names (25 s until it names one)
+    lease_wait_s: float | None = None
     drain_timeout_s: float = 600.0
     progress_interval_s: float = 1.0
     keepalive_s: float = 30.0  # well under the server's lease_progress_timeout_s (120 s)
@@ -262,13 +263,23 @@ class AgentLoop:
         try:
             # the process's boot id: the server then spares the runs this process started
             # (a result still in the spool is not a lost run)
-            return self.client.lease(
-                self.config.agent_id, self.settings.lease_wait_s, boot_id=self.status.boot_id
+            answer = self.client.lease_answer(
+                self.config.agent_id, self.lease_wait_s, boot_id=self.status.boot_id
             )
         except (Unauthorized, Forbidden, NotFound) as exc:
             raise FatalAgentError(
                 f"the server refused this agent ({exc}); re-enrol with `iowatt-agent enroll --replace`"
             ) from exc
+        if answer.poll_wait_s is not None:  # a server that names the wait (an older one does not)
+            low, high = POLL_WAIT_BOUNDS_S
+            self.status.poll_wait_s = min(high, max(low, answer.poll_wait_s))
+        return answer.lease
+
+    @property
+    def lease_wait_s(self) -> float:
+        """The next lease request's wait: `--lease-wait` when given, else the server's (ADR 0053)."""
+        given = self.settings.lease_wait_s
+        return given if given is not None else self.status.poll_wait_s
 
     def _refresh_inventory(self) -> None:
         try:
@@ -436,7 +447,9 @@ class AgentLoop:
                 status=self.status,
                 exchange=lambda: self.heartbeat.once(self.client),
                 stop=self.forced,
-                wait_s=self.settings.lease_wait_s,
+                wait_s=self.settings.lease_wait_s
+                if self.settings.lease_wait_s is not None
+                else DEFAULT_POLL_WAIT_S,
                 max_barrier_s=barrier_limit_s(lease.group.prepare_timeout_s),
             )
             if lease.group is not None

@@ -308,6 +308,9 @@ class Lease(Answer):
 
 class LeaseResponse(Answer):
     lease: Lease | None
+    # the wait the server names for the next lease request (servers since 0.x of session 25;
+    # an older server names none: the agent keeps its 25 s)
+    poll_wait_s: float | None = None
 
 
 class StartRequest(Request):

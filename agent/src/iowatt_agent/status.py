@@ -16,11 +16,18 @@ from .schemas import AgentState
 
 log = logging.getLogger("iowatt_agent.loop")
 
+# A lease long-poll's wait until the server names one (`LeaseResponse.poll_wait_s`; an older server
+# never does), and the bounds a named wait is held to (a server's answer is not trusted further:
+# the request's own timeout is the wait plus 15 s).
+DEFAULT_POLL_WAIT_S = 25.0
+POLL_WAIT_BOUNDS_S = (1.0, 300.0)
+
 
 class AgentStatus:
     def __init__(self, config: AgentConfig) -> None:
         self.config = config  # replaced (under token_lock) when the token is rotated
         self.heartbeat_interval_s = config.heartbeat_interval_s  # the server's, once it says one
+        self.poll_wait_s = DEFAULT_POLL_WAIT_S  # the lease long-poll's wait: the server's, once it names one
         # made once per agent process: the server tells a restarted agent from the one that
         # started a run (heartbeats and lease requests carry it)
         self.boot_id = uuid.uuid4()

@@ -6300,6 +6300,11 @@ export interface components {
         /** LeaseResponse */
         LeaseResponse: {
             lease: components["schemas"]["Lease"] | null;
+            /**
+             * Poll Wait S
+             * @description seconds: the wait the agent's next lease request should ask for (`wait_s`); the server scales it with its fleet (25 up to a few hundred idle agents, up to its IOWATT_LONGPOLL_MAX_WAIT_S). Older agents ignore it and keep asking for 25
+             */
+            poll_wait_s: number;
         };
         /** LoginRequest */
         LoginRequest: {
@@ -12298,7 +12303,7 @@ export interface operations {
     lease: {
         parameters: {
             query?: {
-                /** @description long-poll up to this many seconds (the server honours up to 30) */
+                /** @description long-poll up to this many seconds (the server honours up to its IOWATT_LONGPOLL_MAX_WAIT_S, 80 by default; ask for the answer's `poll_wait_s`) */
                 wait_s?: number;
             };
             header?: never;
