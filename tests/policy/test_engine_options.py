@@ -114,7 +114,8 @@ INERT = {
     "cmdprio": "refused by the engine",
     "cmdprio_bssplit": "refused by the engine",
     "verify": "reads back what the job wrote: no more bytes written; memory: the engine replays the "
-    "offsets; a time-based writer's read-back after its runtime is capped by the agent's hard timeout",
+    "offsets, or with several files per clone logs 24 bytes per write (the memory rule counts it); "
+    "a time-based writer's read-back after its runtime is capped by the agent's hard timeout",
     "verify_pattern": "at most 512 bytes",
     "do_verify": "as verify",
     "verify_interval": "headers inside the job's blocks",
@@ -174,6 +175,12 @@ INERT = {
     # s11 engine (src/control.c)
     "error_dump": "stderr lines of I/O errors",
     "create_serialize": "the layout's order (0: a single file's when its start group starts)",
+    # s25 layout and syncs (src/target.c, src/worker.c)
+    "fsync_on_close": "fsyncs the job's own files: no more bytes",
+    "create_fsync": "fsyncs the layout (0: not): no more bytes",
+    "overwrite": "a write job's missing part laid out first, as a read job's layout (a directory "
+    "target's layout is counted whatever the job; keep_existing and readonly refuse it)",
+    "pre_read": "reads the job's region once before it: no bytes written",
 }
 
 
@@ -638,3 +645,17 @@ def test_offload_counts_its_submission_threads(facts: EngineOptions) -> None:
     assert v.rule == "limit.threads" and "8 threads" in v.message, v.message
     assert check(off, facts, max_threads=8) == []
     assert check(job(numjobs="2", iodepth="3"), facts, max_threads=2) == []  # inline: 2
+
+
+def test_a_verify_job_of_several_files_counts_its_log_of_writes(facts: EngineOptions) -> None:
+    """the engine logs each write of a verify job of several files per clone for its read-back
+    (24 bytes a write): the memory rule counts it; a single file is replayed, a time-based job
+    never reads back, a job without verify keeps nothing"""
+    # 2 files of 256 GiB in 4k blocks: 2^27 writes x 24 bytes = 3 GiB of log per thread
+    many = job(rw="randwrite", nrfiles="2", filesize="256g", verify="crc32c", size=None)
+    del many["jobs"][0]["size"]
+    assert [v.rule for v in check(many, facts, max_memory_bytes=1 << 30)] == ["limit.memory"]
+    others = ({"verify": "0"}, {"nrfiles": "1", "filesize": "512g"}, {"time_based": "1", "runtime": "10"})
+    for other in others:
+        alt = {"global": {}, "jobs": [{**many["jobs"][0], **other}]}
+        assert check(alt, facts, max_memory_bytes=1 << 30) == [], other

@@ -255,6 +255,10 @@ struct options {
 	uint64_t loops;
 	uint64_t fsync_n, fdatasync_n;
 	int end_fsync;
+	int fsync_on_close;             /* fio's: fsync a written file as it is closed, and at the job's end */
+	int create_fsync;               /* fio's (default 1): fsync a file after its layout wrote data */
+	int overwrite;                  /* fio's: a write job's layout writes the file's data first */
+	int pre_read;                   /* fio's: the region read into the page cache before the job */
 	int sync_mode;                  /* fio's sync: 0 none, 1 sync (O_SYNC), 2 dsync (O_DSYNC) */
 	int invalidate;
 	enum fadv fadvise;
@@ -690,6 +694,8 @@ void worker_reset_stats(struct worker *w, uint64_t now);
 int worker_setup_offsets(struct worker *w);
 int worker_next_io(struct worker *w, struct io_req *r); /* 1 when the byte budget is used up */
 int worker_gen_raw(struct worker *w, struct io_req *r); /* the workload's generator, without verify's phases */
+/* pre_read: [off, off + len) of fd read into the page cache before the job; 0 or -errno (w->errmsg) */
+int worker_pre_read(struct worker *w, int fd, uint64_t off, uint64_t len);
 /* Waits that a stop (SIGINT/SIGTERM, exitall, exit_what) ends within STOP_SLICE_NS; 1 when stopped */
 #define STOP_SLICE_NS 50000000ull
 int worker_sleep_until(struct worker *w, uint64_t t);

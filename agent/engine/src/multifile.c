@@ -393,6 +393,7 @@ static int mf_open(struct worker *w, struct mfstate *s)
 			} else {
 				file_options(sc, o, f);
 				sc->fallocate = FALLOC_NONE; /* fio: no layout, the open creates it */
+				sc->overwrite = 0;
 				sc->rw = RW_WRITE; /* nor data for reads: fio reads what the writes left (short at the end) */
 				r = target_prepare(sc, &f->tgt, w->errmsg, sizeof(w->errmsg));
 				free(sc);
@@ -433,6 +434,11 @@ static void mf_close(struct worker *w, struct mfstate *s)
 {
 	if (s->fd < 0)
 		return;
+	const struct options *o = w->job->o;
+	if (o->fsync_on_close && rw_writes(o->rw) && fsync(s->fd) < 0 && errno != EINVAL && !w->err) {
+		w->err = -errno; /* fio's put_file: the close's error */
+		snprintf(w->errmsg, sizeof(w->errmsg), "fsync_on_close: %s", strerror(errno));
+	}
 	close(s->fd);
 	s->fd = -1;
 	w->mfw->nopen--;
@@ -715,6 +721,25 @@ void mf_completed(struct worker *w, const struct io_req *r)
 	 * a verify read-back, whose order is the writes' (mf_verify_file) */
 	if (s->done && !s->inflight && open_limit(w) < mw->n && !(w->vw && w->vw->mode == VM_VERIFY))
 		mf_close(w, s);
+}
+
+int mf_pre_read(struct worker *w)
+{
+	struct mfworker *mw = w->mfw;
+	for (unsigned i = 0; i < mw->n; i++) {
+		struct mfstate *s = &mw->st[i];
+		int opened = s->fd < 0, err = opened ? mf_open(w, s) : 0;
+		if (!err)
+			err = worker_pre_read(w, s->fd, s->roff, s->rsize);
+		if (opened && s->fd >= 0) { /* fio: a file it opened to read is closed again */
+			close(s->fd);
+			s->fd = -1;
+			mw->nopen--;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int mf_verify_file(struct worker *w, struct io_req *r, unsigned fidx)

@@ -88,6 +88,9 @@ int mf_trimwrite_count_reached(struct worker *w);
 int mf_trimwrite(struct worker *w, struct io_req *r);
 /* On completion (counters per file; a finished file past openfiles is closed). */
 void mf_completed(struct worker *w, const struct io_req *r);
+/* pre_read: each of the worker's files' region read into the page cache (opened for it when
+ * closed); 0 or -errno (message in w->errmsg) */
+int mf_pre_read(struct worker *w);
 /* verify with several files: the read-back of a logged write to the worker's file fidx (opened
  * again when openfiles closed it): r's descriptor and file; 0 or -errno (message in w->errmsg) */
 int mf_verify_file(struct worker *w, struct io_req *r, unsigned fidx);

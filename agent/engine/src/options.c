@@ -423,6 +423,14 @@ static const struct opt_def opts[] = {
 	{ .name = "fsync", .type = OT_U64, .off = OFF(fsync_n), .key = "fsync", .help = "fsync every N writes" },
 	{ .name = "fdatasync", .type = OT_U64, .off = OFF(fdatasync_n), .key = "fdatasync", .help = "fdatasync every N writes" },
 	{ .name = "end_fsync", .type = OT_BOOL, .off = OFF(end_fsync), .key = "end_fsync", .help = "fsync when the job ends" },
+	{ .name = "fsync_on_close", .type = OT_BOOL, .off = OFF(fsync_on_close),
+	  .help = "fsync a written file when it is closed (and at the job's end, as end_fsync)" },
+	{ .name = "create_fsync", .type = OT_BOOL, .off = OFF(create_fsync), .def = "1",
+	  .help = "fsync a file after its layout wrote data" },
+	{ .name = "overwrite", .type = OT_BOOL, .off = OFF(overwrite),
+	  .help = "a write job lays out the data of the file's missing part first (as a read job)" },
+	{ .name = "pre_read", .type = OT_BOOL, .off = OFF(pre_read),
+	  .help = "read the region into the page cache before the job starts (invalidate off)" },
 	{ .name = "sync", .type = OT_ENUM, .off = OFF(sync_mode), .choices = sync_choices,
 	  .bad = "unknown mode '%s' (none, sync, dsync, 0, 1)", .key = "sync",
 	  .help = "synchronous writes: none, sync (O_SYNC) or dsync (O_DSYNC)" },
@@ -1178,6 +1186,13 @@ void options_finalize(struct options *o)
 		die_usage("readonly", "job '%s' writes (rw=%s): refused before any I/O", o->name, rw_name(o->rw));
 	if (o->time_based && o->runtime_ns == 0)
 		die_usage("time_based", "needs runtime > 0");
+	/* fio's pre_read clears invalidate (init.c fixup_options): the cache it filled stays */
+	if (o->pre_read) {
+		if (o->direct)
+			die_usage("pre_read", "with direct=1 is refused: fio 3.33 fails the job with EIO (its read of the file "
+				  "through the O_DIRECT descriptor is not aligned)");
+		o->invalidate = 0;
+	}
 	if (o->reap_max < o->reap_min) /* as fio: the maximum defaults to (and is at least) the minimum */
 		o->reap_max = o->reap_min;
 	/* every in-flight I/O has its own buffer: refuse what cannot fit in memory */

@@ -801,10 +801,14 @@ int target_prepare(const struct options *o, struct target *t, char *err, size_t 
 	int r = mf_allocate(fd, o->fallocate, cur, want);
 	if (!r && holes)
 		r = each_hole(fd, o->offset, cur < want ? cur : want, fill_hole, &c);
-	if (!r && cur < want && rw_reads(o->rw))
+	/* overwrite=1: a write job's missing part gets data too (fio's extend_file: new_layout) */
+	const int data = cur < want && (rw_reads(o->rw) || (o->overwrite && rw_writes(o->rw)));
+	if (!r && data)
 		r = fill_hole(cur, want, &c);
 	free(c.buf);
-	if (!r && fsync(fd) < 0)
+	/* fio's create_fsync (default 1): after a layout that wrote data; an allocation alone is not
+	 * fsynced (extend_file's "done" path) */
+	if (!r && (data || holes) && o->create_fsync && fsync(fd) < 0)
 		r = -errno;
 	unsigned a = r ? 0 : dio_align(fd);
 	close(fd);

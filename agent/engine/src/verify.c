@@ -782,7 +782,8 @@ int verify_worker_init(struct worker *w)
 	w->vw = v;
 	v->fills = w->job->vj->type != VT_NULL;
 	v->cur_file = -1;
-	v->logged = w->mfw && w->mfw->n > 1;
+	/* the log only where a read-back follows (a time-based job's runtime ends its writes: none) */
+	v->logged = w->mfw && w->mfw->n > 1 && w->job->o->do_verify && !w->job->o->time_based;
 	v->scratch = malloc(2 * w->job->max_bs + 64);
 	if (!v->scratch)
 		return -ENOMEM;
@@ -835,10 +836,17 @@ void verify_worker_free(struct worker *w)
 }
 
 /* several files per clone: log a write (0, or -ENOMEM) */
-static int log_write(struct vworker *v, const struct io_req *r)
+static int log_write(struct worker *w, const struct io_req *r)
 {
+	struct vworker *v = w->vw;
 	if (v->nlog == v->logcap) {
+		/* one entry per smallest block of the clone's bytes at most (loops and io_size > size are
+		 * refused with several files; writes in ramp_time come on top): libs/policy's memory
+		 * rule counts 24 bytes per block */
+		uint64_t most = w->budget / (w->minbs ? w->minbs : 1) + 1;
 		uint64_t cap = v->logcap ? v->logcap * 2 : 1024;
+		if (cap > most && most > v->nlog)
+			cap = most;
 		struct vlogent *n = realloc(v->log, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
@@ -1040,7 +1048,7 @@ int verify_gen(struct worker *w, struct io_req *r)
 		return g; /* 2: several files, none can take an I/O now (reap first) */
 	if (r->ddir == DDIR_WRITE) {
 		r->vseq = v->wcount++;
-		if (v->logged && log_write(v, r) < 0) {
+		if (v->logged && log_write(w, r) < 0) {
 			w->err = -ENOMEM;
 			snprintf(w->errmsg, sizeof(w->errmsg), "verify: out of memory for the log of %llu writes",
 				 (unsigned long long)v->nlog);

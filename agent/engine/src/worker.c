@@ -623,6 +623,41 @@ static inline int gen_io_raw(struct worker *w, struct io_req *r)
 	return 0;
 }
 
+/* fio's pre_read (filesetup.c pre_read_file): [off, off + len) of the file read once, in the job's
+ * largest read block, into the page cache, before the job's clock starts. A short read fails the
+ * job with EIO, as fio's. 0 or -errno (message in w->errmsg) */
+int worker_pre_read(struct worker *w, int fd, uint64_t off, uint64_t len)
+{
+	const struct options *o = w->job->o;
+	uint64_t bs = o->bs[DDIR_READ];
+	for (int i = 0; i < o->nbssplit[DDIR_READ]; i++)
+		if (o->bssplit[DDIR_READ][i].bs > bs)
+			bs = o->bssplit[DDIR_READ][i].bs;
+	if (o->bsrange[DDIR_READ][1] > bs)
+		bs = o->bsrange[DDIR_READ][1];
+	if (bs > len)
+		bs = len;
+	if (!bs)
+		return 0;
+	void *b = malloc(bs);
+	if (!b)
+		return -ENOMEM;
+	int err = 0;
+	for (uint64_t done = 0; done < len && !g_stop;) {
+		uint64_t n = len - done < bs ? len - done : bs;
+		ssize_t r = pread(fd, b, n, (off_t)(off + done));
+		if (r != (ssize_t)n) {
+			err = -EIO;
+			snprintf(w->errmsg, sizeof(w->errmsg), "pre_read: %s at offset %llu", r < 0 ? strerror(errno) : "short read",
+				 (unsigned long long)(off + done));
+			break;
+		}
+		done += n;
+	}
+	free(b);
+	return err;
+}
+
 int worker_gen_raw(struct worker *w, struct io_req *r)
 {
 	return gen_io_raw(w, r);
@@ -1150,6 +1185,8 @@ void *worker_main(void *arg)
 	if (err && !w->errmsg[0])
 		snprintf(w->errmsg, sizeof(w->errmsg), "%s init: %s", j->ops->name, strerror(-err));
 
+	if (!err && o->pre_read && !j->err)
+		w->err = err = w->mfw ? mf_pre_read(w) : worker_pre_read(w, w->fd, w->roff, w->rsize);
 	pthread_barrier_wait(&j->ready);
 	pthread_barrier_wait(&j->go); /* main set t_start/deadline, or j->err to abort */
 	w->t_start = now_ns(); /* released with the other jobs of its start (sched.c); its own clock from here */
@@ -1170,9 +1207,11 @@ void *worker_main(void *arg)
 			pace_final_stall(w);
 		/* as fio, the final fsync is part of the job's time: a buffered write job with
 		 * end_fsync=1 reports what reached the device, not page-cache speed */
-		if (o->end_fsync && rw_writes(o->rw) && !w->err && !w->mfw)
+		/* fsync_on_close: fio's do_io ends with the same fsync of every file as end_fsync */
+		const int end_sync = (o->end_fsync || o->fsync_on_close) && rw_writes(o->rw);
+		if (end_sync && !w->err && !w->mfw)
 			do_sync(w, 1);
-		for (unsigned i = 0; o->end_fsync && rw_writes(o->rw) && w->mfw && i < w->mfw->n && !w->err; i++)
+		for (unsigned i = 0; end_sync && w->mfw && i < w->mfw->n && !w->err; i++)
 			if (w->mfw->st[i].fd >= 0) { /* every open file of a multi-file job, as fio */
 				w->fd = w->mfw->st[i].fd;
 				do_sync(w, 1);

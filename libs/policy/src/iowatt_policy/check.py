@@ -68,6 +68,7 @@ from .memory import (
     random_map_bytes,
     thread_bytes,
     tpch_memory,
+    verify_log_bytes,
 )
 from .model import (
     BY_ID_PREFIX,
@@ -942,6 +943,18 @@ def _check_block_memory(policy: ReportedPolicy, target: Target | None, jobs: lis
         if rw.startswith("rand") and largest > smallest and not _flag(job, "norandommap", unreadable=False):
             region = size if isinstance(size, int) else target.size_bytes if target is not None else None
             per_thread += random_map_bytes(region, smallest)
+        try:
+            files = _u64(job, "nrfiles", 1)
+            filesize = _sizes(job, "filesize")
+        except _Unreadable:
+            files, filesize = 1, None
+        verify = (job.text("verify") or "0").strip().lower() not in ("0", "none")
+        if verify and files > 1 and not _flag(job, "time_based", unreadable=False):
+            # the engine logs each write for the read-back (agent/engine/src/verify.c): the clone's
+            # files together, size or nrfiles x the largest filesize
+            high = filesize[-1] if isinstance(filesize, tuple) else filesize
+            region = size if isinstance(size, int) else files * high if isinstance(high, int) else None
+            per_thread += verify_log_bytes(region, smallest)
         job_bytes = numjobs * per_thread + (ENGINE_WRITE_POOL_BYTES + largest if job_writes(job) else 0)
         # the field a 422 names: the largest of the factors (numjobs, iodepth, blocks of 4 KiB)
         factors = {"numjobs": numjobs, "iodepth": iodepth, "bs": largest // 4096}

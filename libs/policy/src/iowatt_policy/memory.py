@@ -9,7 +9,9 @@ block job      per stonewall group (its jobs run together; groups one after anot
                engine's request buffers, worker.c) + ENGINE_THREAD_BYTES, plus a random job's
                block map (size / smallest block / 8 bytes per thread, when blocks of several sizes
                are mixed: worker.c) and ENGINE_WRITE_POOL_BYTES + the largest block per writing
-               job (job.c); the largest group, plus ENGINE_BASE_BYTES.
+               job (job.c), plus a verify job's log of its writes when it has several files
+               per clone (VERIFY_LOG_ENTRY_BYTES per smallest block of the clone's bytes, not
+               time-based: verify.c); the largest group, plus ENGINE_BASE_BYTES.
 postmark       ENGINE_BASE_BYTES + one thread + 2 x number slots of POSTMARK_SLOT_BYTES
                (postmark.c's table) + 2 x the largest file size (its source buffer; at most
                bytes_written_max / number + 1, from the engine's bounds) + the largest transfer.
@@ -48,6 +50,9 @@ ENGINE_THREAD_BYTES = 1 * MiB
 # a writing job's random-data pool (job.c: 256 KiB + one block)
 ENGINE_WRITE_POOL_BYTES = 256 * KiB
 BUFFER_ALIGN = 4096
+# verify in a job of several files per clone: the read-back's log of the writes (verify.h struct
+# vlogent: offset, number, length, file), at most one entry per smallest block of the clone's bytes
+VERIFY_LOG_ENTRY_BYTES = 24
 # postmark.c: struct pm_slot (num, sub, size) per slot, 2 x number slots
 POSTMARK_SLOT_BYTES = 16
 # fileset.c: fstate (1 B) + fsize (8 B) per file, dstate (1 B) per directory
@@ -122,6 +127,13 @@ def random_map_bytes(region_bytes: int | None, smallest_block: int) -> int:
     if not region_bytes or smallest_block <= 0:
         return 0
     return ((region_bytes // smallest_block) + 63) // 64 * 8
+
+
+def verify_log_bytes(region_bytes: int | None, smallest_block: int) -> int:
+    """A verify job of several files per clone: its log of the writes, per thread."""
+    if not region_bytes or smallest_block <= 0:
+        return 0
+    return (region_bytes // smallest_block + 1) * VERIFY_LOG_ENTRY_BYTES
 
 
 def file_workload_memory(mode: str, facts: dict[str, Any], job: dict[str, Any]) -> MemoryBound | None:
