@@ -160,6 +160,20 @@ def test_filesize_range_gives_whole_blocks_inside_the_range(engine_bin: Path, sc
     assert len({s for s, _ in ol.values()}) > 1, "a range gives files of different sizes"
 
 
+def test_filesize_range_takes_fios_separators(engine_bin: Path, scratch: Path) -> None:
+    """fio's parser splits a range at ',', ':' or '-' (filesize=32k,64k is 32k-64k: fio 3.33 lays
+    out the same sizes for the three); "8k," is 8k"""
+    got = {}
+    for value in ("8k-40k", "8k,40k", "8k:40k", "8k,"):
+        d = scratch / str(len(got))
+        d.mkdir()
+        ours(engine_bin, d, "--name=j", "--rw=write", "--bs=4k", f"--filesize={value}", "--nrfiles=6",
+             "--create_only=1")  # fmt: skip
+        got[value] = listing(d)
+    assert got["8k-40k"] == got["8k,40k"] == got["8k:40k"] != got["8k,"]
+    assert {size for size, _ in got["8k,"].values()} == {8 * KiB}
+
+
 @needs_fio
 @pytest.mark.parametrize("mode", ["none", "native", "posix", "keep", "truncate", "0", "1"])
 def test_fallocate_modes_lay_files_out_as_fio(engine_bin: Path, scratch: Path, mode: str) -> None:
@@ -437,6 +451,7 @@ def test_limits_name_the_file_count(engine_bin: Path, scratch: Path) -> None:
         ("--file_service_type=zipf:1", "file_service_type: zipf theta"),
         ("--file_service_type=bogus", "file_service_type: unknown type"),
         ("--filesize=8k-4k", "filesize: must be greater than 0 and LOW <= HIGH"),
+        ("--filesize=8k,16k,32k", "filesize: invalid size or range"),
         ("--fallocate=maybe", "fallocate: unknown mode 'maybe'"),
         ("--rw=trimwrite:8k", "rw: not implemented for jobs of several files"),
     ],

@@ -876,10 +876,16 @@ void mf_parse_filesize(void *base, const struct opt_def *d, const char *name, co
 	(void)d;
 	char buf[128];
 	opt_value_copy(name, val, buf, sizeof(buf));
-	char *dash = opt_range_split(buf);
+	/* fio 3.33's parser (parse.c handle_option) takes the range's ends apart at ',', ':' or '-':
+	 * filesize=32k,64k is 32k-64k (the same sizes drawn), and "32k," is 32k */
+	char *dash = strpbrk(buf, ",:-");
+	if (dash)
+		*dash++ = 0;
+	if (dash && !*dash)
+		dash = NULL;
 	uint64_t lo, hi;
-	if (parse_size(buf, &lo, o->kb_base) || (dash && parse_size(dash, &hi, o->kb_base)))
-		die_usage(name, "invalid size or range '%s' (SIZE or LOW-HIGH)", val);
+	if (parse_size(buf, &lo, o->kb_base) || (dash && (strpbrk(dash, ",:-") || parse_size(dash, &hi, o->kb_base))))
+		die_usage(name, "invalid size or range '%s' (SIZE, or LOW-HIGH, LOW,HIGH, LOW:HIGH)", val);
 	if (!dash)
 		hi = lo;
 	if (!lo || hi < lo)
