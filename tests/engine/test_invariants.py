@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import resource
+import shutil
 import signal
 import subprocess
 import time
@@ -377,6 +378,24 @@ def test_refill_buffers_0_still_incompressible_and_unique(run, scratch: Path) ->
     blocks = [data[i : i + 4096] for i in range(0, len(data), 4096)]
     assert all(len(zlib.compress(b, 6)) > 4096 for b in blocks)
     assert len(set(blocks)) == 256
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs Debian's fio")
+def test_scramble_buffers_0_writes_the_buffers_as_they_are_as_fio(engine_bin: Path, scratch: Path) -> None:
+    """with refill_buffers=0 (fio's default), scramble_buffers (fio's default 1) stamps each write;
+    0 writes each buffer as it was filled: as many distinct blocks as buffers (iodepth), in both"""
+    job = ("--name=a", "--rw=write", "--bs=4k", "--size=256k", "--refill_buffers=0")
+    for extra, distinct in (
+        ((), 64),
+        (("--scramble_buffers=0",), 1),
+        (("--scramble_buffers=0", "--iodepth=4", "--ioengine=libaio"), 4),
+    ):
+        for tool in (["fio", "--output-format=json"], [str(engine_bin)]):
+            target = scratch / "t.dat"
+            subprocess.run([*tool, *job, f"--filename={target}", *extra], capture_output=True, check=True)
+            data = target.read_bytes()
+            assert len({data[i : i + 4096] for i in range(0, len(data), 4096)}) == distinct, (tool[0], extra)
+            target.unlink()
 
 
 def test_zero_buffers_and_compress_percentage(run, scratch: Path) -> None:

@@ -43,7 +43,7 @@ KNOWN = {
     "rw_sequencer", "bsrange", "blocksize_range", "bs_unaligned", "blocksize_unaligned", "blockalign", "ba",
     "random_generator", "percentage_random", "number_ios",
     # layout and syncs (src/target.c, src/worker.c)
-    "fsync_on_close", "create_fsync", "overwrite", "pre_read",
+    "fsync_on_close", "create_fsync", "overwrite", "pre_read", "scramble_buffers",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)

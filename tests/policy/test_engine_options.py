@@ -181,6 +181,7 @@ INERT = {
     "overwrite": "a write job's missing part laid out first, as a read job's layout (a directory "
     "target's layout is counted whatever the job; keep_existing and readonly refuse it)",
     "pre_read": "reads the job's region once before it: no bytes written",
+    "scramble_buffers": "buffer content (refill_buffers=0 only)",
 }
 
 

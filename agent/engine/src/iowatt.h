@@ -270,6 +270,7 @@ struct options {
 	int randrepeat;                 /* fio's: 1 = the fixed default seed, 0 = a new one per run */
 	int zero_buffers;
 	int refill_buffers;             /* 1 (default): fresh content per write; 0: stamp only */
+	int scramble_buffers;           /* fio's (default 1): with refill_buffers=0, the stamp; 0: none */
 	int clock_gettime;              /* clocksource=clock_gettime: never read the TSC (process-wide) */
 	unsigned iodepth_batch;         /* submit once this many are prepared (fio's iodepth_batch_submit) */
 	/* fio's iodepth_batch_complete_min/_max: a full queue waits for at least min completions and

@@ -725,7 +725,6 @@ static const struct refusal refused_opts[] = {
 	{ "rate_ignore_thinktime", "not implemented (thinktime stalls count against the rate)" },
 	{ "buffer_pattern", "not implemented (buffers are random, zeros with zero_buffers; verify_pattern is)" },
 	{ "buffer_compress_chunk", "not implemented (compression uses fio's default 512-byte chunks)" },
-	{ "scramble_buffers", "not implemented (write buffers are refreshed for every write by default)" },
 	{ "mem", "not implemented (buffers are page-aligned heap memory, as fio's malloc)" },
 	{ "sync_file_range", "not implemented" },
 	{ "write_barrier", "not implemented" },

@@ -452,6 +452,8 @@ static const struct opt_def opts[] = {
 	  .help = "write zeroes" },
 	{ .name = "refill_buffers", .type = OT_BOOL, .off = OFF(refill_buffers), .def = "1", .key = "refill_buffers",
 	  .help = "fresh content for every write" },
+	{ .name = "scramble_buffers", .type = OT_BOOL, .off = OFF(scramble_buffers), .def = "1",
+	  .help = "with refill_buffers=0: a fresh stamp in every 512-byte sector of a write (0: the buffer as it is)" },
 	{ .name = "clocksource", .type = OT_ENUM, .off = OFF(clock_gettime), .choices = clock_choices,
 	  .bad = "must be cpu or clock_gettime, got '%s'", .key = "clocksource",
 	  .help = "cpu (TSC when the kernel trusts it) or clock_gettime" },

@@ -355,8 +355,8 @@ static inline void refresh_buffer(struct worker *w, struct io_req *r)
 		 * in every 512-byte sector keeps blocks distinct for naive dedupe. Compression 1..99 %
 		 * turns refill on (options_finalize); at 100 % the buffer stays all zeros. Mixed jobs
 		 * with compression refill: a read may have overwritten the zeros. */
-		if (o->compress_pct)
-			return;
+		if (o->compress_pct || !o->scramble_buffers)
+			return; /* scramble_buffers=0: the content as set at start (fio: no small_content_scramble) */
 		uint64_t key = rng_next(&w->rng);
 		for (uint32_t s = 0; s + 8 <= r->len; s += 512) {
 			uint64_t v = key ^ (r->off + s);
