@@ -45,8 +45,9 @@ def api_workers(env: dict[str, str] | None = None) -> int:
 
 
 # How long a stopping API waits for the requests it is answering before it cancels them. An idle
-# agent's lease request waits up to 25 s for work (its long-poll), and uvicorn waited for it without
-# a bound: every stop of an API that agents were polling took up to 25 s, past compose's 10 s
+# agent's lease request waits up to 25 s for work (its long-poll; up to IOWATT_LONGPOLL_MAX_WAIT_S,
+# 80 s, in a large fleet: ADR 0053), and uvicorn waited for it without a bound: every stop of an
+# API that agents were polling took up to 25 s, past compose's 10 s
 # stop_grace (then SIGKILL: no lifespan shutdown). A poll cancelled here ends as a closed
 # connection, which the agent retries as after any network error (the server is going away); every
 # other request is short (the PDF's Chromium is bounded by its own timeout, backend/review/pdf.py).
