@@ -43,7 +43,7 @@ KNOWN = {
     "rw_sequencer", "bsrange", "blocksize_range", "bs_unaligned", "blocksize_unaligned", "blockalign", "ba",
     "random_generator", "percentage_random", "number_ios",
     # layout and syncs (src/target.c, src/worker.c)
-    "fsync_on_close", "create_fsync", "overwrite", "pre_read", "scramble_buffers",
+    "fsync_on_close", "create_fsync", "overwrite", "pre_read", "scramble_buffers", "write_barrier",
 }  # fmt: skip
 
 # iowatt.options, in order (a stable interface: docs/contracts.md, the agent's parser)
@@ -162,6 +162,16 @@ def test_every_boolean_alone_means_1_and_others_need_a_value(engine_bin: Path, s
                 assert "missing value" not in r.stderr, (n, r.stderr)
             else:
                 assert r.rc == 2 and f"{n}: missing value (use --{n}=VALUE)" in r.stderr, (n, r.stderr)
+
+
+def test_options_that_change_nothing_leave_the_job_alone(engine_bin: Path, scratch: Path) -> None:
+    """threads (tiobench's) and write_barrier (fio 3.33 flags every Nth write as a barrier, and
+    none of its file engines reads the flag): accepted, nothing stored (they once wrote their
+    number over the job's name)"""
+    f = scratch / "t.dat"
+    for opt in ("--threads=2", "--write_barrier=2", "--thread"):
+        job = run_engine(engine_bin, "--name=j", f"--filename={f}", "--rw=write", "--size=64k", opt).job
+        assert (job["jobname"], job["job options"]["name"], job["write"]["total_ios"]) == ("j", "j", 16), opt
 
 
 def test_echo_keys_and_defaults(engine_bin: Path, scratch: Path) -> None:

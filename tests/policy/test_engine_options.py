@@ -182,6 +182,7 @@ INERT = {
     "target's layout is counted whatever the job; keep_existing and readonly refuse it)",
     "pre_read": "reads the job's region once before it: no bytes written",
     "scramble_buffers": "buffer content (refill_buffers=0 only)",
+    "write_barrier": "changes nothing (fio 3.33's file engines ignore the flag)",
 }
 
 

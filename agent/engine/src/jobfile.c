@@ -727,7 +727,6 @@ static const struct refusal refused_opts[] = {
 	{ "buffer_compress_chunk", "not implemented (compression uses fio's default 512-byte chunks)" },
 	{ "mem", "not implemented (buffers are page-aligned heap memory, as fio's malloc)" },
 	{ "sync_file_range", "not implemented" },
-	{ "write_barrier", "not implemented" },
 	{ "write_hint", "not implemented (write lifetime hints)" },
 	{ "serialize_overlap", "not implemented" },
 	{ "iodepth_low", "not implemented (a free slot is refilled at once)" },

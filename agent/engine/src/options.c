@@ -693,6 +693,8 @@ static const struct opt_def opts[] = {
 	{ .name = "number_ios", .type = OT_U64, .off = OFF(number_ios), .key = "number_ios", .flags = OPT_F_NULL_ZERO,
 	  .help = "at most number_ios x loops I/Os per thread (not with time_based)" },
 	{ .name = "thread", .type = OT_BOOL, .flags = OPT_F_UNSTORED, .help = "accepted (threads are always used)" },
+	{ .name = "write_barrier", .type = OT_UINT, .max = 4294967295u, .flags = OPT_F_UNSTORED,
+	  .help = "accepted: fio 3.33 flags every Nth write as a barrier, which none of its file engines reads" },
 	{ .name = "threads", .type = OT_UINT, .max = 4294967295u, .flags = OPT_F_UNSTORED,
 	  .help = "fio's tiobench-profile option: no effect without profile=tiobench (as in fio 3.33)" },
 	/* scheduling and control (fio's meaning; src/sched.c) */
@@ -814,6 +816,8 @@ void opt_apply(void *base, const struct opt_def *d, const char *name, const char
 			refuse(d, name, val);
 		v = need_u64(name, val);
 		check_range(d, name, val, v);
+		if (d->flags & OPT_F_UNSTORED)
+			break; /* no field (threads, write_barrier): offset 0 is the job's name */
 		if (d->type == OT_UINT)
 			*FLD(base, d, unsigned) = (unsigned)v;
 		else
