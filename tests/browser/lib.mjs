@@ -1,7 +1,9 @@
 // What every browser script (tests/browser/*.mjs) shares: the environment, Debian's Chromium
 // driven by playwright-core from frontend/node_modules (headless, 1440×900, the flags STYLE.md
 // names), the UI's log-in, numbered steps (`ok N - name`) and one failure routine (`not ok -
-// step: reason`, failure.png in IOWATT_ARTIFACTS, exit 1; a bad environment exits 2).
+// step: reason`, failure.png in IOWATT_ARTIFACTS, exit 1; a bad environment exits 2). Run by hand
+// (`node tests/browser/X.mjs`) a script's end is its process's exit; run by runner.mjs (the tests)
+// it is a ScriptExit the runner catches, and the environment is read again for each script.
 //
 //   import { BASE, check, needs, openBrowser } from "./lib.mjs";
 //   needs("views", RUNS.length > 0, "IOWATT_VIEW_RUNS");
@@ -18,22 +20,64 @@ import { createInterface } from "node:readline";
 const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
 const { chromium } = require("playwright-core");
 
-// `make up`'s address unless IOWATT_URL says otherwise
-export const BASE = (process.env.IOWATT_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
-export const EMAIL = process.env.IOWATT_EMAIL;
-export const PASSWORD = process.env.IOWATT_PASSWORD;
-export const ARTIFACTS = process.env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
+// The environment, read by readEnv(): when this module loads (a script run by hand) and again for
+// each script runner.mjs runs (its own environment); the names below are live bindings, so a script
+// sees the values of its own run.
+export let BASE; // `make up`'s address unless IOWATT_URL says otherwise
+export let EMAIL;
+export let PASSWORD;
+export let ARTIFACTS;
 /** Debian's Chromium headless shell (package chromium-headless-shell, Playwright's own default for
  * headless: the same Blink, V8 and Skia as /usr/bin/chromium, without the desktop browser's
  * profile, UI and services) when it is installed, else Debian's Chromium. A context costs
  * ~0.5 CPU-s less (pages.mjs's steps that open one, four alternating pairs). */
 const HEADLESS_SHELL = "/usr/bin/chromium-headless-shell";
-export const CHROMIUM =
-  process.env.IOWATT_CHROMIUM ??
-  (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : "/usr/bin/chromium");
-export const TIMEOUT_MS = Number(process.env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
+export let CHROMIUM;
+export let TIMEOUT_MS;
 // screenshots are drawn only when asked (IOWATT_SHOTS=1: for people and the docs) or on failure
-export const SHOTS = !["", "0"].includes(process.env.IOWATT_SHOTS ?? "");
+export let SHOTS;
+
+/** Reads the environment into the names above (runner.mjs calls it before each script). */
+export function readEnv(env = process.env) {
+  BASE = (env.IOWATT_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
+  EMAIL = env.IOWATT_EMAIL;
+  PASSWORD = env.IOWATT_PASSWORD;
+  ARTIFACTS = env.IOWATT_ARTIFACTS ?? join(tmpdir(), "iowatt-browser-artifacts");
+  CHROMIUM =
+    env.IOWATT_CHROMIUM ?? (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : "/usr/bin/chromium");
+  TIMEOUT_MS = Number(env.IOWATT_BROWSER_TIMEOUT_MS ?? 20_000);
+  SHOTS = !["", "0"].includes(env.IOWATT_SHOTS ?? "");
+}
+readEnv();
+
+/** How a script ends run by runner.mjs: `exit(code)` tells the runner and throws this, so the
+ * script's code stops where `process.exit` would have stopped it. */
+export class ScriptExit extends Error {
+  constructor(code) {
+    super(`exit ${code}`);
+    this.code = code;
+  }
+}
+
+// runner.mjs's hooks while it runs a script ({ exit(code), line(), onStray(fn) }), else null;
+// inRunner once runner.mjs has set them: from then on nothing here ends the process (what a script
+// left running after its end only stops with a ScriptExit)
+let runner = null;
+let inRunner = false;
+
+/** runner.mjs: the hooks for the script about to run, null once it has ended. */
+export function setRunner(hooks) {
+  runner = hooks;
+  inRunner = true;
+}
+
+/** Ends the script: the process exits (run by hand), or runner.mjs is told and the script's code
+ * stops (a ScriptExit thrown). */
+function exit(code) {
+  if (!inRunner) process.exit(code);
+  runner?.exit(code);
+  throw new ScriptExit(code);
+}
 
 export function check(cond, message) {
   if (!cond) throw new Error(message);
@@ -46,7 +90,7 @@ export function needs(name, ok = true, what = "") {
     console.error(
       `${name}: set IOWATT_URL, IOWATT_EMAIL, IOWATT_PASSWORD${what ? `, ${what}` : ""}`,
     );
-    process.exit(2);
+    exit(2);
   }
   mkdirSync(ARTIFACTS, { recursive: true });
 }
@@ -58,6 +102,12 @@ let stdinLines = null;
  * script keeps one browser across states the test changes; without it, returns at once. */
 export async function pause(name) {
   if (process.env.IOWATT_PAUSES !== "1") return;
+  if (inRunner) {
+    if (!runner) throw new ScriptExit(1); // a script that has ended, still running
+    console.log(`pause: ${name}`);
+    await runner.line(); // runner.mjs reads stdin: the next line is the test's answer
+    return;
+  }
   if (!stdinLines) stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   console.log(`pause: ${name}`);
   await stdinLines.next();
@@ -296,10 +346,17 @@ export async function openBrowser(
     }
     await closeAll(state.browser);
     console.log(`${name}: ${state.passed} passed, 1 failed`);
-    process.exit(1);
+    exit(1);
   };
-  process.on("uncaughtException", fail);
-  process.on("unhandledRejection", fail);
+  // an error outside a step fails the script; a ScriptExit is the script ending (runner.mjs)
+  const stray = (err) => {
+    if (!(err instanceof ScriptExit)) fail(err).catch(() => {});
+  };
+  if (inRunner) runner?.onStray(stray);
+  else {
+    process.on("uncaughtException", stray);
+    process.on("unhandledRejection", stray);
+  }
 
   try {
     state.browser = await connectOrLaunch(name);
@@ -323,6 +380,7 @@ export async function openBrowser(
     try {
       await fn();
     } catch (err) {
+      if (err instanceof ScriptExit) throw err; // a step inside this one failed: said once
       await fail(err);
     }
     state.passed += 1;
@@ -353,7 +411,7 @@ export async function openBrowser(
     if (pageErrors.length) await fail(new Error(`page errors: ${pageErrors.join(" | ")}`));
     console.log(`${name}: ${state.passed} passed, 0 failed`);
     await closeAll(browser);
-    process.exit(0); // nothing left to wait for (a script's timers or sockets must not hold it)
+    exit(0); // nothing left to wait for (a script's timers or sockets must not hold it)
   };
 
   return { page, browser, context, run, shot, login, done, fail, pageErrors };

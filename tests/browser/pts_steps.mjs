@@ -13,12 +13,6 @@
 // `pause: pts-queued` the host answers the form's run with a recorded PTS document.
 import { BASE, check, pause } from "./lib.mjs";
 
-export const PTS_AGENT = process.env.IOWATT_PTS_AGENT ?? "";
-const MODEL = process.env.IOWATT_PTS_MODEL ?? "";
-const WSAT = process.env.IOWATT_PTS_WSAT_RUN_ID ?? "";
-const HIR = process.env.IOWATT_PTS_HIR_RUN_ID ?? "";
-const CLIENT = process.env.IOWATT_PTS_CLIENT_RUN_ID ?? "";
-
 /** The largest recharts surface of a chart card: its plot. */
 async function plotHeight(card) {
   const hs = await card
@@ -40,7 +34,17 @@ async function drawn(page, testId, min) {
   check(Math.max(0, ...dots) >= min, `${testId}: a line of ${Math.max(0, ...dots)} points`);
 }
 
+/** Whether the test asked for the PTS steps (IOWATT_PTS_AGENT). */
+export const wantsPts = () => Boolean(process.env.IOWATT_PTS_AGENT);
+
 export async function ptsSteps({ page, run, shot }) {
+  // read when the steps run, not when this module is loaded: runner.mjs loads it once for every
+  // run_page.mjs it runs, each with its own environment
+  const PTS_AGENT = process.env.IOWATT_PTS_AGENT ?? "";
+  const MODEL = process.env.IOWATT_PTS_MODEL ?? "";
+  const WSAT = process.env.IOWATT_PTS_WSAT_RUN_ID ?? "";
+  const HIR = process.env.IOWATT_PTS_HIR_RUN_ID ?? "";
+  const CLIENT = process.env.IOWATT_PTS_CLIENT_RUN_ID ?? "";
   let runId = "";
   await run(
     "New run: a SNIA PTS test on a raw device, planned before queueing, with the typed key",

@@ -13,7 +13,7 @@
 // Prints `ok N - ...` per check and `run_page: N passed, 0 failed`; exit 1 with `failure.png`.
 import { readFileSync } from "node:fs";
 import { BASE, check, downloaded, needs, openBrowser, viewRows, visit } from "./lib.mjs";
-import { PTS_AGENT, ptsSteps } from "./pts_steps.mjs";
+import { ptsSteps, wantsPts } from "./pts_steps.mjs";
 
 const RUN = process.env.IOWATT_RUN_ID;
 const LIVE = process.env.IOWATT_LIVE_RUN_ID ?? "";
@@ -190,7 +190,7 @@ await run(
 
 // SNIA PTS: the New run form's PTS mode and the report pages (pts_steps.mjs), when the test
 // gave a host with a raw device
-if (PTS_AGENT) await ptsSteps({ page, run, shot });
+if (wantsPts()) await ptsSteps({ page, run, shot });
 
 const WRITEBACK = process.env.IOWATT_WRITEBACK_RUN_ID ?? "";
 if (WRITEBACK)

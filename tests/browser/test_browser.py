@@ -2,12 +2,14 @@
 
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import psycopg
 import pytest
@@ -36,20 +38,50 @@ def _needs() -> None:
 
 
 _server: list[tuple[subprocess.Popen[str], str]] = []  # this test process's browser server
+_runner: list[subprocess.Popen[str]] = []  # and its runner.mjs
 
 
 def _stop_browser_server() -> None:
-    for proc, _ in _server:
+    for proc in [*_runner, *(p for p, _ in _server)]:
         if proc.poll() is None and proc.stdin is not None:
-            proc.stdin.close()  # browser_server.mjs closes the browser and exits
+            proc.stdin.close()  # runner.mjs exits; browser_server.mjs closes the browser and exits
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    _runner.clear()
     _server.clear()
 
 
 atexit.register(_stop_browser_server)
+
+RUNNER_END = "\0iowatt-runner exit "  # runner.mjs's line after a script's output
+
+
+def _runner_proc() -> subprocess.Popen[str]:
+    """This test process's runner.mjs (one node for every script it runs), started when there is
+    none or the last one has exited (crashed, or killed with a script that hung)."""
+    if _runner and _runner[0].poll() is not None:
+        _runner.clear()
+    if not _runner:
+        _runner.append(
+            subprocess.Popen(
+                ["node", "tests/browser/runner.mjs"],
+                cwd=REPO,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )
+    return _runner[0]
+
+
+def _kill_runner() -> None:
+    for proc in _runner:
+        proc.kill()
+        proc.wait()
+    _runner.clear()
 
 
 def _browser_ws() -> str:
@@ -112,6 +144,56 @@ def _node(
         **({"IOWATT_PAUSES": "1"} if pauses else {}),
         **extra,
     }
+    if os.environ.get("IOWATT_BROWSER_RUNNER") == "0":  # a node per script, as before runner.mjs
+        returncode, report = _node_process(script, env, pauses)
+    else:
+        returncode, report = _node_runner(script, env, pauses)
+    if os.environ.get("IOWATT_STEP_CPU") == "1":  # each step's CPU, to find what a script spends
+        print(f"{script}:\n{report}")
+    assert returncode == 0, f"{script} failed (screenshots in {tmp_path}):\n{report}\n{live.tail()}"
+    assert " 0 failed" in report
+    return report
+
+
+def _answer_pauses(line: str, pauses: dict[str, Callable[[], object]] | None, stdin: IO[str]) -> None:
+    if line.startswith("pause: ") and pauses:
+        pauses[line.removeprefix("pause: ").strip()]()
+        stdin.write("\n")
+        stdin.flush()
+
+
+def _node_runner(
+    script: str, env: dict[str, str], pauses: dict[str, Callable[[], object]] | None
+) -> tuple[int, str]:
+    """The script run by this process's runner.mjs: its exit status and what it printed."""
+    proc = _runner_proc()
+    assert proc.stdout is not None and proc.stdin is not None
+    lines = []
+    try:
+        proc.stdin.write(json.dumps({"script": script, "env": env}) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            if line.startswith(RUNNER_END):
+                return int(line.removeprefix(RUNNER_END)), "".join(lines)
+            lines.append(line)
+            _answer_pauses(line, pauses, proc.stdin)
+    except BrokenPipeError:
+        pass
+    except BaseException:  # a failed pause, or the test's timeout (a script that hangs): no node left
+        _kill_runner()
+        raise
+    returncode = proc.wait()
+    _runner.clear()
+    raise AssertionError(
+        f"{script}: the browser runner (tests/browser/runner.mjs) exited with {returncode} before "
+        f"the script ended (the next test starts another); what it printed:\n{''.join(lines)}"
+    )
+
+
+def _node_process(
+    script: str, env: dict[str, str], pauses: dict[str, Callable[[], object]] | None
+) -> tuple[int, str]:
+    """The script run as a node of its own: its exit status and what it printed."""
     with subprocess.Popen(
         ["node", script],
         cwd=REPO,
@@ -126,21 +208,12 @@ def _node(
         try:
             for line in proc.stdout:
                 lines.append(line)
-                if line.startswith("pause: ") and pauses:
-                    pauses[line.removeprefix("pause: ").strip()]()
-                    proc.stdin.write("\n")
-                    proc.stdin.flush()
+                _answer_pauses(line, pauses, proc.stdin)
             proc.stdin.close()
-            returncode = proc.wait(timeout=60)
+            return proc.wait(timeout=60), "".join(lines)
         except BaseException:  # a failed step, or the test's timeout: no browser left behind
             proc.kill()
             raise
-    report = "".join(lines)
-    if os.environ.get("IOWATT_STEP_CPU") == "1":  # each step's CPU, to find what a script spends
-        print(f"{script}:\n{report}")
-    assert returncode == 0, f"{script} failed (screenshots in {tmp_path}):\n{report}\n{live.tail()}"
-    assert " 0 failed" in report
-    return report
 
 
 def test_ui_smoke_in_chromium(live: Stack, tmp_path: Path) -> None:
