@@ -256,7 +256,11 @@ def network(n: int, upstream_port: int, *, delay_s: float = 0.0, store: bool = F
     if _ACTIVE:
         raise RuntimeError(f"a rig of this process is up already ({_ACTIVE[0]}): one at a time")
     owner = os.getpid()
-    swept = sweep()
+    with open(LOCK, "w") as lock:
+        # the sweep under the lock, as test_netns's fake leftovers are made: a sweep beside a test
+        # that is making a dead owner's namespace and files could take the files before the namespace
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        swept = sweep()
     if swept:
         print("removed what a killed rig left: " + "; ".join(swept))
     _remove_leftovers(owner)

@@ -3,6 +3,7 @@ only over its own link, with the fabric's delay on the way, mounts the shared st
 and nothing of the rig is left on the machine afterwards, even when its block failed or its
 process was killed."""
 
+import fcntl
 import os
 import socket
 import subprocess
@@ -77,30 +78,34 @@ def test_a_host_reaches_only_its_link_with_the_delay_mounts_the_store_and_leaves
 def test_what_a_killed_rig_left_is_removed_by_the_next() -> None:
     """A rig's process killed outright leaves its namespace (with a process still in it), its link,
     a process naming its files and its files; the next rig's sweep removes them all."""
-    gone = subprocess.Popen(["true"])
-    gone.wait()  # a process that no longer runs: the killed rig's owner
-    ns, link = f"iowatt-{gone.pid}-h0", f"iw{gone.pid}h0"
-    files = Path(f"/dev/shm/iowatt-rig-{gone.pid}-test")
-    files.mkdir()
-    (files / "sshd_config").write_text("")
-    left: list[subprocess.Popen[bytes]] = []
-    try:
-        subprocess.run(["ip", "netns", "add", ns], check=True)
-        subprocess.run(
-            ["ip", "link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", ns], check=True
-        )
-        # a process in the namespace (a daemonized sshfs), one naming the rig's files (its sshd)
-        left.append(subprocess.Popen(["ip", "netns", "exec", ns, "tail", "-f", "/dev/null"]))
-        left.append(subprocess.Popen(["tail", "-f", str(files / "sshd_config")]))
-        removed = netns.sweep()
-        assert f"namespace {ns}" in removed and f"directory {files}" in removed, removed
-        for p in left:
-            assert p.wait(timeout=10) == -9
-        assert netns.leftovers(gone.pid) == []
-    finally:
-        for p in left:
-            p.kill()
-            p.wait()
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        subprocess.run(["ip", "link", "del", link], capture_output=True)
-        subprocess.run(["rm", "-rf", str(files)])
+    # under the rigs' lock, as a rig sweeps (netns.network): another test process's rig starting
+    # meanwhile swept these leftovers half made (the files before the namespace, in a clean clone)
+    with open(netns.LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        gone = subprocess.Popen(["true"])
+        gone.wait()  # a process that no longer runs: the killed rig's owner
+        ns, link = f"iowatt-{gone.pid}-h0", f"iw{gone.pid}h0"
+        files = Path(f"/dev/shm/iowatt-rig-{gone.pid}-test")
+        files.mkdir()
+        (files / "sshd_config").write_text("")
+        left: list[subprocess.Popen[bytes]] = []
+        try:
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+            subprocess.run(
+                ["ip", "link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", ns], check=True
+            )
+            # a process in the namespace (a daemonized sshfs), one naming the rig's files (its sshd)
+            left.append(subprocess.Popen(["ip", "netns", "exec", ns, "tail", "-f", "/dev/null"]))
+            left.append(subprocess.Popen(["tail", "-f", str(files / "sshd_config")]))
+            removed = netns.sweep()
+            assert f"namespace {ns}" in removed and f"directory {files}" in removed, removed
+            for p in left:
+                assert p.wait(timeout=10) == -9
+            assert netns.leftovers(gone.pid) == []
+        finally:
+            for p in left:
+                p.kill()
+                p.wait()
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            subprocess.run(["ip", "link", "del", link], capture_output=True)
+            subprocess.run(["rm", "-rf", str(files)])
