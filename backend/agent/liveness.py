@@ -24,9 +24,15 @@ from backend.models import Agent
 LIVENESS_STAMP_S = 15.0
 
 
+def stamp_every_s() -> float:
+    """How old a stamp must be before it is written again: LIVENESS_STAMP_S, at most a third of
+    agent_offline_after_s (the one rule: stamp_alive's and the long-polls' re-check's)."""
+    return min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)
+
+
 def stamp_alive(agent: Agent, now: datetime, boot_id: uuid.UUID | None) -> None:
     """Mark the agent online and seen at `now`, writing only when that tells something new."""
-    every_s = min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)
+    every_s = stamp_every_s()
     last = agent.last_heartbeat_at
     if (
         not agent.online

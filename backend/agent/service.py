@@ -16,6 +16,7 @@ from backend.agent import repository, wake
 from backend.agent import token as agent_token
 from backend.agent.liveness import LIVENESS_STAMP_S as LIVENESS_STAMP_S
 from backend.agent.liveness import stamp_alive as _stamp_alive
+from backend.agent.liveness import stamp_every_s as _stamp_every_s
 from backend.agent.policy import stored_inventory
 from backend.agent.schemas import AgentEnroll, EnrollmentTokenCreate, Heartbeat, Inventory, Lease
 from backend.audit import service as audit
@@ -518,10 +519,9 @@ def stamp_waiting(session: Session, agent_ids: list[uuid.UUID]) -> int:
     agent_offline_after_s (`poll_wait`), and waiting it sends nothing. The rule is the looks' and
     heartbeats' (liveness.stamp_alive): only stamps older than LIVENESS_STAMP_S are written, and an
     agent marked offline or revoked meanwhile is left to its next look. How many were stamped."""
-    every_s = min(LIVENESS_STAMP_S, get_settings().agent_offline_after_s / 3)
     now = utcnow()
     return repository.stamp_waiting(
-        session, agent_ids, now=now, stale_before=now - timedelta(seconds=every_s)
+        session, agent_ids, now=now, stale_before=now - timedelta(seconds=_stamp_every_s())
     )
 
 
