@@ -53,6 +53,7 @@ TARGET = "/dev/shm/iowatt-load"  # every simulated host allows this directory (t
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 BIN = Path(sys.executable).parent
 AGENT_VERSION = "load-sim"
+HEARTBEAT_ROUTE = "POST /agents/{id}/heartbeat"
 CADDYFILE = REPO / "deploy" / "caddy" / "several-apis.Caddyfile"
 
 
@@ -208,11 +209,58 @@ def platform(
 
     `keep`: the processes' logs are copied there when the stack stops (`bench/load/trace.py` reads
     the API's `http.request` lines and the worker's task lines of each run)."""
-    import psycopg
 
     work = Path(tempfile.mkdtemp(prefix="iowatt-load-"))
     logs = work / "logs"
     logs.mkdir()
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        yield from _platform(
+            work,
+            logs,
+            procs,
+            pg_port,
+            redis_url,
+            users=users,
+            worker_concurrency=worker_concurrency,
+            api_workers=api_workers,
+            api_processes=api_processes,
+            workers=workers,
+        )
+    finally:  # the directory goes whatever failed (the migrations, the bootstrap, a process's start)
+        for proc in procs.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 15)
+        for name, proc in procs.items():
+            t_stop = time.monotonic()
+            try:
+                proc.wait(timeout=5)  # uvicorn takes longer (it waits for something): killed
+                if os.environ.get("IOWATT_LOAD_DEBUG"):
+                    print(f"{name} stopped in {time.monotonic() - t_stop:.1f} s", file=sys.stderr)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+        if keep is not None:
+            shutil.copytree(logs, keep / "logs", dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _platform(
+    work: Path,
+    logs: Path,
+    procs: dict[str, subprocess.Popen[bytes]],
+    pg_port: int,
+    redis_url: str,
+    *,
+    users: int,
+    worker_concurrency: int,
+    api_workers: int | None,
+    api_processes: int,
+    workers: int,
+) -> Iterator[Platform]:
+    """`platform`'s body: the processes it starts go into `procs` (`platform` stops them)."""
+    import psycopg
+
     with psycopg.connect(
         f"host=127.0.0.1 port={pg_port} user=postgres dbname=postgres", autocommit=True
     ) as c:
@@ -238,101 +286,83 @@ def platform(
     command.upgrade(cfg, "head")
     user_tokens = _bootstrap(env, work, users)
     port = free_port()
-    procs: dict[str, subprocess.Popen[bytes]] = {}
     upstreams: list[str] = []
-    try:
-        if api_processes:
-            for k in range(api_processes):
-                own = free_port()
-                upstreams.append(f"127.0.0.1:{own}")
-                procs[f"api-{k}"] = _popen(
-                    [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(own)]
-                    + ["--workers", "1"],
-                    {
-                        **env,
-                        "PROMETHEUS_MULTIPROC_DIR": str(work / f"metrics-{k}"),
-                        "IOWATT_TRUSTED_PROXIES": '["127.0.0.1"]',
-                    },
-                    logs / f"api-{k}.log",
-                )
-            procs["caddy"] = _popen(
-                [caddy_binary(), "run", "--adapter", "caddyfile", "--config", str(CADDYFILE)],
+    if api_processes:
+        for k in range(api_processes):
+            own = free_port()
+            upstreams.append(f"127.0.0.1:{own}")
+            procs[f"api-{k}"] = _popen(
+                [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(own)]
+                + ["--workers", "1"],
                 {
                     **env,
-                    "IOWATT_PROXY_PORT": str(port),
-                    "IOWATT_API_UPSTREAMS": " ".join(upstreams),
-                    "XDG_DATA_HOME": str(work / "caddy"),
-                    "XDG_CONFIG_HOME": str(work / "caddy"),
+                    "PROMETHEUS_MULTIPROC_DIR": str(work / f"metrics-{k}"),
+                    "IOWATT_TRUSTED_PROXIES": '["127.0.0.1"]',
                 },
-                logs / "caddy.log",
+                logs / f"api-{k}.log",
             )
-        else:
-            procs["api"] = _popen(
-                [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(port)]
-                + ([] if api_workers is None else ["--workers", str(api_workers)]),
-                env,
-                logs / "api.log",
-            )
-        for k in range(workers):
-            name = "worker" if workers == 1 else f"worker-{k}"
-            procs[name] = _popen(
-                [str(BIN / "celery"), "--workdir", str(SERVER_TREE), "-A", "worker.app", "worker"]
-                + ["--concurrency", str(worker_concurrency), "--loglevel", "INFO"]
-                + ([] if workers == 1 else ["-n", f"{name}@%h"]),
-                env,
-                logs / f"{name}.log",
-            )
-        procs["beat"] = _popen(
-            [
-                str(BIN / "celery"),
-                "--workdir",
-                str(SERVER_TREE),
-                "-A",
-                "worker.app",
-                "beat",
-                "--loglevel",
-                "INFO",
-            ]
-            + ["--schedule", str(work / "celerybeat-schedule")],
+        procs["caddy"] = _popen(
+            [caddy_binary(), "run", "--adapter", "caddyfile", "--config", str(CADDYFILE)],
+            {
+                **env,
+                "IOWATT_PROXY_PORT": str(port),
+                "IOWATT_API_UPSTREAMS": " ".join(upstreams),
+                "XDG_DATA_HOME": str(work / "caddy"),
+                "XDG_CONFIG_HOME": str(work / "caddy"),
+            },
+            logs / "caddy.log",
+        )
+    else:
+        procs["api"] = _popen(
+            [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(port)]
+            + ([] if api_workers is None else ["--workers", str(api_workers)]),
             env,
-            logs / "beat.log",
+            logs / "api.log",
         )
-        p = Platform(
-            url=f"http://127.0.0.1:{port}",
-            admin_token=(work / "token").read_text().strip(),
-            conninfo=f"host=127.0.0.1 port={pg_port} user=postgres dbname=iowatt_load",
-            env=env,
-            logs=logs,
-            user_tokens=user_tokens,
-            procs=procs,
+    for k in range(workers):
+        name = "worker" if workers == 1 else f"worker-{k}"
+        procs[name] = _popen(
+            [str(BIN / "celery"), "--workdir", str(SERVER_TREE), "-A", "worker.app", "worker"]
+            + ["--concurrency", str(worker_concurrency), "--loglevel", "INFO"]
+            + ([] if workers == 1 else ["-n", f"{name}@%h"]),
+            env,
+            logs / f"{name}.log",
         )
-        deadline = time.monotonic() + 60
-        # every API process answers (directly, and through the proxy)
-        for url in [*(f"http://{u}" for u in upstreams), p.url]:
-            while True:
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
-                        break
-                if time.monotonic() > deadline or any(x.poll() is not None for x in procs.values()):
-                    raise RuntimeError("the API did not come up:\n" + p.tail())
-                time.sleep(0.2)
-        yield p
-    finally:
-        for proc in procs.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 15)
-        for name, proc in procs.items():
-            t_stop = time.monotonic()
-            try:
-                proc.wait(timeout=5)  # uvicorn takes longer (it waits for something): killed
-                if os.environ.get("IOWATT_LOAD_DEBUG"):
-                    print(f"{name} stopped in {time.monotonic() - t_stop:.1f} s", file=sys.stderr)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
-                proc.wait()
-        if keep is not None:
-            shutil.copytree(logs, keep / "logs", dirs_exist_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
+    procs["beat"] = _popen(
+        [
+            str(BIN / "celery"),
+            "--workdir",
+            str(SERVER_TREE),
+            "-A",
+            "worker.app",
+            "beat",
+            "--loglevel",
+            "INFO",
+        ]
+        + ["--schedule", str(work / "celerybeat-schedule")],
+        env,
+        logs / "beat.log",
+    )
+    p = Platform(
+        url=f"http://127.0.0.1:{port}",
+        admin_token=(work / "token").read_text().strip(),
+        conninfo=f"host=127.0.0.1 port={pg_port} user=postgres dbname=iowatt_load",
+        env=env,
+        logs=logs,
+        user_tokens=user_tokens,
+        procs=procs,
+    )
+    deadline = time.monotonic() + 60
+    # every API process answers (directly, and through the proxy)
+    for url in [*(f"http://{u}" for u in upstreams), p.url]:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline or any(x.poll() is not None for x in procs.values()):
+                raise RuntimeError("the API did not come up:\n" + p.tail())
+            time.sleep(0.2)
+    yield p
 
 
 def _bootstrap(env: dict[str, str], work: Path, n: int) -> list[str]:
@@ -525,6 +555,12 @@ class Config:
     lease_wait_s: float | None = None  # None: the wait the server names (25 s until it does), as the agent
     drain_timeout_s: float = 120.0
     start_spread_s: float = 3.0  # agents start within this many seconds (hosts do not start at once)
+    # "steady": each agent's second heartbeat and second long-poll come at a uniformly drawn point
+    # of the interval (the wait) the server named in its first answer, then at the named ones, so
+    # the fleet's heartbeats and polls are spread over their intervals as in a fleet that has run
+    # for a while; "start": as agents started together (every idle heartbeat in one window per
+    # interval: none in a 35 s round at 1,000 agents, README § Heartbeats and polls in phase)
+    phase: str = "steady"
     seed: int = 1
 
 
@@ -679,6 +715,8 @@ class Sim:
                 polls += 1
                 poll_id = f"load-poll-{k}-{polls}"
                 wait_s = cfg.lease_wait_s if cfg.lease_wait_s is not None else named
+                if polls == 2 and cfg.phase == "steady":  # this agent's phase in the fleet's polls
+                    wait_s = round(self.rnd.uniform(1.0, wait_s), 1)
                 r = await self.call(
                     "POST",
                     "POST /agents/{id}/lease (long-poll)",
@@ -712,6 +750,7 @@ class Sim:
     async def _heartbeats(self, k: int) -> None:
         agent_id, token = self.agents[k]
         await asyncio.sleep(self.rnd.uniform(0, self.heartbeat_s))
+        first = True
         while True:
             run = self.busy_run.get(k)
             body = {
@@ -721,12 +760,14 @@ class Sim:
                 "boot_id": self.boot_ids[k],
                 "agent_version": AGENT_VERSION,
             }
-            r = await self.call(
-                "POST", "POST /agents/{id}/heartbeat", f"/agents/{agent_id}/heartbeat", token, json=body
-            )
+            r = await self.call("POST", HEARTBEAT_ROUTE, f"/agents/{agent_id}/heartbeat", token, json=body)
             # the next one when the answer says, as the agent does (agent/src/iowatt_agent/heartbeat.py)
             every = r.json().get("heartbeat_interval_s", 0) if r is not None and r.status_code == 200 else 0
-            await asyncio.sleep(every if every > 0 else self.heartbeat_s)
+            every = every if every > 0 else self.heartbeat_s
+            if first and self.cfg.phase == "steady":  # this agent's phase in the fleet's heartbeats
+                every = self.rnd.uniform(0, every)
+            first = False
+            await asyncio.sleep(every)
 
     async def _run(self, k: int, run_id: str, lease_id: str, token: str) -> None:
         cfg = self.cfg
@@ -864,8 +905,12 @@ class Sim:
         ):
             await asyncio.sleep(0.2)
         rec = self.rec
+        beats = rec.route_ms.get(HEARTBEAT_ROUTE, [])
         return {
             "queued_for_s": queued_for,
+            # every heartbeat answered in the round (idle agents' at the fleet's pace, busy ones'
+            # every heartbeat_interval_s); none: no heartbeat latency was measured (run.py says so)
+            "heartbeats": {"n": len(beats), "p50_ms": pct(beats, 50), "p95_ms": pct(beats, 95)},
             "runs_queued": len(rec.posted),
             "runs_stored": len(rec.stored),
             "dispatch_ms": rec.dispatch_ms("posted"),

@@ -36,6 +36,15 @@ def _fmt(x: float) -> str:
     return "—" if math.isnan(x) else f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
 
 
+def _heartbeats_line(n: int, p50: float, p95: float) -> str:
+    if not n:  # never a p95 of 0: nothing was measured
+        return (
+            "HEARTBEATS: NONE IN THE ROUND, no heartbeat latency measured (a longer round, or "
+            "--phase steady: bench/load/README.md § Heartbeats and polls in phase)"
+        )
+    return f"heartbeats: {n} in the round, p50 {_fmt(p50)} ms, p95 {_fmt(p95)} ms"
+
+
 def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """Per round the percentiles; over rounds their medians."""
     per = []
@@ -50,10 +59,17 @@ def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
                 "dispatch_max_ms": max(r["dispatch_ms"], default=float("nan")),
                 "dispatch_from_created_p95_ms": loadsim.pct(r["dispatch_from_created_ms"], 95),
                 "start_p95_ms": loadsim.pct(r["start_ms"], 95),
+                "heartbeats": r["heartbeats"]["n"],
+                "heartbeat_p50_ms": r["heartbeats"]["p50_ms"],
+                "heartbeat_p95_ms": r["heartbeats"]["p95_ms"],
                 "load_average": r["load_average"],
             }
         )
     med = {k: statistics.median(p[k] for p in per) for k in per[0] if k != "load_average"}
+    # a round without heartbeats has no heartbeat latency: the median of the rounds that had some
+    beat_p = [p for p in per if p["heartbeats"]]
+    for k in ("heartbeat_p50_ms", "heartbeat_p95_ms"):
+        med[k] = statistics.median(p[k] for p in beat_p) if beat_p else float("nan")
     routes: dict[str, dict[str, float]] = {}
     for name in sorted({n for r in rounds for n in r["routes"]}):
         rows = [r["routes"][name] for r in rounds if name in r["routes"]]
@@ -92,6 +108,10 @@ async def _main(p: loadsim.Platform, cfg: loadsim.Config, args: argparse.Namespa
                 f"{r['sim_loop_lag_ms']['p50']:.0f}, p95 {r['sim_loop_lag_ms']['p95']:.0f}, max "
                 f"{r['sim_loop_lag_ms']['max']:.0f} ms, its CPU {r['sim_cpu_s_per_s']:.2f} s/s",
                 flush=True,
+            )
+            print(
+                "   ",
+                _heartbeats_line(r["heartbeats"]["n"], r["heartbeats"]["p50_ms"], r["heartbeats"]["p95_ms"]),
             )
             for e in r["errors"][:5]:
                 print("   ", e)
@@ -154,6 +174,14 @@ def main() -> int:
         help="run the server (API, workers, beat) from this tree (an older commit's backend/, worker/, "
         "libs/ from git archive): a side-by-side measurement with this simulator",
     )
+    ap.add_argument(
+        "--phase",
+        choices=["steady", "start"],
+        default="steady",
+        help="steady: the agents' heartbeats and polls spread over their intervals, as a fleet that "
+        "has run a while (each agent's second one at a uniformly drawn point of the first named "
+        "interval); start: as a fleet started at once (README § Heartbeats and polls in phase)",
+    )
     ap.add_argument("--json", type=Path, help="write every measurement here")
     ap.add_argument(
         "--keep",
@@ -176,6 +204,7 @@ def main() -> int:
         think_s=args.think_s,
         queue_share=args.queue_share,
         max_runs=args.max_runs,
+        phase=args.phase,
     )
     # SIGTERM (`timeout`) acts as Ctrl-C: asyncio.run cancels the simulation, the context
     # managers stop the stack
@@ -205,6 +234,12 @@ def main() -> int:
         f"  dispatch (POST /runs sent -> lease received, idle agent): p50 {_fmt(med['dispatch_p50_ms'])} ms, "
         f"p95 {_fmt(med['dispatch_p95_ms'])} ms, p99 {_fmt(med['dispatch_p99_ms'])} ms; "
         f"run started (start answered) p95 {_fmt(med['start_p95_ms'])} ms"
+    )
+    print(
+        "  "
+        + _heartbeats_line(
+            sum(p["heartbeats"] for p in summary["rounds"]), med["heartbeat_p50_ms"], med["heartbeat_p95_ms"]
+        )
     )
     print(f"  {'route':44} {'n':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
     for name, r in summary["routes"].items():
