@@ -258,9 +258,11 @@ _own = None if MULTIPROCESS_DIR else _registry
 
 _latency = Histogram(
     "iowatt_http_request_duration_seconds",
-    "API request duration by method, route template and status (long-polls wait up to 30 s)",
+    "API request duration by method, route template and status (a long-poll lasts its wait: up to "
+    "IOWATT_LONGPOLL_MAX_WAIT_S, 80 s by default, at most 300)",
     ["method", "route", "status"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+    # past 60 s for the long-polls' waits (ADR 0053): an 80 s poll fell in +Inf with 60 the last
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 90.0, 120.0, 300.0),
     registry=_own,
 )
 _upload_duplicates = Counter(

@@ -21,6 +21,7 @@ from backend.db import unit_of_work
 from backend.health import WORKERS_SEEN_KEY
 from backend.kit.time import utcnow
 from backend.main import create_app
+from backend.metrics import observe_request
 from backend.models import OutboxTask, Run, RunStatus
 from backend.outbox import enqueue
 from backend.run import service as run_service
@@ -207,6 +208,13 @@ def test_metrics_appear_and_move(outbox_env: tuple[str, LocalRedis]) -> None:
             ("iowatt_http_request_duration_seconds_bucket", {**key, "le": "60.0"}),
         ):
             assert _v(m, name, **labels) == _v(before, name, **labels) + 1, name
+        # a long-poll lasts its wait (80 s by default, ADR 0053): a finite bucket holds it, not +Inf
+        poll = {"method": "POST", "route": "/api/v1/agents/{agent_id}/lease", "status": "200"}
+        observe_request("POST", poll["route"], 200, 80.0)
+        polled = _scrape(c)
+        for le, added in (("60.0", 0), ("90.0", 1), ("300.0", 1)):
+            bucket = "iowatt_http_request_duration_seconds_bucket"
+            assert _v(polled, bucket, **poll, le=le) == _v(m, bucket, **poll, le=le) + added, le
 
         # an upload retried after it landed
         run_id, body, agent_headers = _leased_run(url, c)
