@@ -77,7 +77,15 @@ class PtsSteadyDoc(_Loose):
 
 
 class PtsPurgeDoc(_Loose):
-    method: Literal["nvme-format", "ata-secure-erase", "blkdiscard", "none"]
+    method: Literal[
+        "nvme-sanitize-crypto",
+        "nvme-sanitize-block",
+        "nvme-sanitize-overwrite",
+        "nvme-format",
+        "ata-secure-erase",
+        "blkdiscard",
+        "none",
+    ]
     commands: list[Text] = Field(default_factory=list, max_length=4)
     seconds: Rate = 0.0
     note: Text = ""
@@ -228,7 +236,15 @@ class PtsRound(OutputSchema):
 
 
 class PtsPurge(OutputSchema):
-    method: Literal["nvme-format", "ata-secure-erase", "blkdiscard", "none"]
+    method: Literal[
+        "nvme-sanitize-crypto",
+        "nvme-sanitize-block",
+        "nvme-sanitize-overwrite",
+        "nvme-format",
+        "ata-secure-erase",
+        "blkdiscard",
+        "none",
+    ]
     commands: list[str]
     seconds: float
     note: str

@@ -10,11 +10,16 @@ the child runs (`planned_jobs`) was judged by the host's rules as a block job be
 
 Child side (`python -m iowatt_agent.pts --job=FILE`):
 1. refuse a device in use (mounted, swap, held by another driver, or open exclusively);
-2. purge (PTS "Purge"): `auto` takes the strongest the device has: NVMe Format with user-data
-   erase (nvme-cli), ATA SECURITY ERASE UNIT (hdparm, when supported, not frozen and no password
-   set), else a discard of every block (`blkdiscard`; a zram device's only purge, which frees
-   its pages, and its note says so); `blkdiscard` asks for that one; `none` skips it (the run
-   is then not PTS-compliant). The method used is reported;
+2. purge (PTS "Purge"): `auto` takes the strongest the device has: NVMe Sanitize by the action
+   the controller offers (Identify Controller's SANICAP: crypto erase, else block erase, else one
+   overwrite pass; nvme-cli, its status log polled to the end), else NVMe Format with user-data
+   erase; ATA SECURITY ERASE UNIT (hdparm, when supported, not frozen and no password set); else
+   a discard of every block (`blkdiscard`; a zram device's only purge, which frees its pages, and
+   its note says so). Neither NVMe command is used when it would also erase a namespace beside
+   the listed one (a sanitize acts on the whole subsystem, a format on every namespace when FNA
+   says so). A purge that fails falls back to the next (sanitize, format, discard; ATA, discard)
+   and the note says why; `blkdiscard` asks for the discard; `none` skips it (the run is then
+   not PTS-compliant). The method used is reported;
 3. workload-independent preconditioning: the tested region written twice, SEQ 128 KiB (IOPS,
    Throughput, Latency; Write Saturation and Host Idle Recovery start from the purged state);
 4. rounds: the test's whole matrix, round_s seconds per element, one engine run per round; after
@@ -65,6 +70,7 @@ from iowatt_workload.pts import (
     wipc_job,
 )
 
+from . import nvme
 from .policy import with_agent_options
 
 PURGE_TIMEOUT_S = 6 * 3600  # a secure erase of a large disk takes hours (hdparm -I states it)
@@ -202,59 +208,192 @@ ZRAM_NOTE = (
 )
 
 
-def purge_plan(
-    method: str, real: str, *, run: Callable[[list[str]], str] | None = None
-) -> tuple[str, list[list[str]], str]:
-    """(method used, commands, note) for the purge asked (`auto`, `blkdiscard`, `none`) on the
-    device at `real` (its /dev path). `run` reads a command's output (hdparm -I)."""
+Plan = tuple[str, list[list[str]], str]  # (method, commands, note)
+
+
+def nvme_namespaces(real: str) -> list[str]:
+    """The block devices of every namespace beside `real` that shares its controller (or, with
+    native multipath, its subsystem): nvme0n2 beside nvme0n1."""
+    m = re.match(r"(nvme\d+)n\d+$", os.path.basename(real))
+    if not m:
+        return []
+    try:
+        names = [e.name for e in SYS_BLOCK.iterdir()]
+    except OSError:
+        return []
+    own = os.path.basename(real)
+    return sorted(n for n in names if n != own and re.fullmatch(rf"{m.group(1)}n\d+", n))
+
+
+def _nvme_plans(real: str, run: Callable[[list[str]], str] | None) -> tuple[list[Plan], list[str]]:
+    """NVMe Sanitize (the action SANICAP offers, preferred first: crypto erase, block erase,
+    overwrite), then Format NVM with user data erase; and why either was left out. Both erase
+    more than the namespace when the controller says so (a sanitize always acts on the whole
+    subsystem; a format on every namespace when FNA says so): then neither is used on a
+    namespace that has others beside it, which the host did not list."""
+    others = nvme_namespaces(real)
+    ctrl: nvme.Controller | None = None
+    why: list[str] = []
+    if run is not None:
+        try:
+            ctrl = nvme.parse_id_ctrl(run(["nvme", "id-ctrl", real, "-o", "json"]))
+        except nvme.NvmeOutputError as exc:
+            why.append(f"nvme id-ctrl unreadable ({exc})")
+    plans: list[Plan] = []
+    shared = f"{os.path.basename(real)} shares its controller with {', '.join(others)}"
+    if ctrl is not None and ctrl.sanitize_actions:
+        action = ctrl.sanitize_actions[0]
+        if others:
+            why.append(f"no sanitize: it erases every namespace and {shared}")
+        else:
+            argv = ["nvme", "sanitize", real, f"--sanact={action.sanact}", "--ause"]
+            if action.name == "overwrite":
+                argv += ["--owpass=1", "--ovrpat=0"]
+            offered = ", ".join(a.label.split(",")[0] for a in ctrl.sanitize_actions)
+            plans.append(
+                (
+                    f"nvme-sanitize-{action.name}",
+                    [argv],
+                    f"NVMe Sanitize, {action.label} (the controller offers: {offered})",
+                )
+            )
+    elif ctrl is not None:
+        why.append("no sanitize: the controller offers none (SANICAP 0)")
+    if ctrl is not None and not ctrl.format_nvm:
+        why.append("no format: the controller has no Format NVM (OACS bit 1)")
+    elif others and (ctrl is None or ctrl.format_erases_every_namespace):
+        why.append(f"no format: it may erase every namespace and {shared}")
+    else:
+        note = "; ".join(["NVMe Format, user data erase", *why])
+        plans.append(("nvme-format", [["nvme", "format", real, "--ses=1", "--force"]], note))
+    return plans, why
+
+
+def purge_plans(method: str, real: str, *, run: Callable[[list[str]], str] | None = None) -> list[Plan]:
+    """The purges to try in turn for the purge asked (`auto`, `blkdiscard`, `none`) on the
+    device at `real` (its /dev path), each (method, commands, note), the strongest first: NVMe
+    Sanitize, NVMe Format; ATA SECURITY ERASE UNIT; a discard of every block. `run` reads a
+    command's output (nvme id-ctrl, hdparm -I). A later plan is used when an earlier one fails."""
     name = os.path.basename(real)
     if method == "none":
-        return "none", [], "no purge asked"
+        return [("none", [], "no purge asked")]
+    plans: list[Plan] = []
+    why: list[str] = []  # why a stronger purge was left out, said by the one used
     if method == "auto" and NVME_NAME.match(name) and shutil.which("nvme"):
-        return "nvme-format", [["nvme", "format", real, "--ses=1", "--force"]], "NVMe Format, user data erase"
+        plans, why = _nvme_plans(real, run)
     if method == "auto" and ATA_NAME.match(name) and shutil.which("hdparm") and run is not None:
         sec = ata_security(run(["hdparm", "-I", real]))
         if sec["supported"] and not (sec["enabled"] or sec["locked"] or sec["frozen"]):
-            return (
-                "ata-secure-erase",
-                [
-                    ["hdparm", "--user-master", "u", "--security-set-pass", HDPARM_PASSWORD, real],
-                    ["hdparm", "--user-master", "u", "--security-erase", HDPARM_PASSWORD, real],
-                ],
-                "ATA SECURITY ERASE UNIT",
+            plans.append(
+                (
+                    "ata-secure-erase",
+                    [
+                        ["hdparm", "--user-master", "u", "--security-set-pass", HDPARM_PASSWORD, real],
+                        ["hdparm", "--user-master", "u", "--security-erase", HDPARM_PASSWORD, real],
+                    ],
+                    "ATA SECURITY ERASE UNIT",
+                )
             )
     if discard_supported(real) and shutil.which("blkdiscard"):
         note = ZRAM_NOTE if ZRAM_NAME.match(name) else "every block discarded (TRIM/UNMAP/deallocate)"
-        return "blkdiscard", [["blkdiscard", real]], note
-    if method == "blkdiscard":
+        plans.append(("blkdiscard", [["blkdiscard", real]], "; ".join([note, *why] if not plans else [note])))
+    elif method == "blkdiscard":
         raise PtsFailed(
             f"{real} does not support discard (or blkdiscard is not installed): purge none or auto"
         )
-    return "none", [], "the device offers no purge here (no NVMe format, ATA secure erase or discard)"
+    if not plans:
+        offers = "the device offers no purge here (no NVMe sanitize or format, ATA secure erase or discard)"
+        plans.append(("none", [], "; ".join([offers, *why])))
+    return plans
+
+
+def purge_plan(method: str, real: str, *, run: Callable[[list[str]], str] | None = None) -> Plan:
+    """The first of purge_plans: the purge tried first."""
+    return purge_plans(method, real, run=run)[0]
 
 
 def _output(argv: list[str]) -> str:
-    done = subprocess.run(
-        argv, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL
-    )
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{argv[0]}: {exc}"
     return done.stdout
 
 
-def purge(method: str, real: str) -> dict[str, Any]:
-    used, commands, note = purge_plan(method, real, run=_output)
-    t0 = time.monotonic()
+SANITIZE_POLL_S = 2.0
+NOTE_MAX = 1900  # the server keeps 2,000 characters of a purge's note (backend/pts/schemas.py)
+
+
+def wait_sanitize(
+    read_log: Callable[[], str],
+    sanact: int,
+    *,
+    timeout_s: float = PURGE_TIMEOUT_S,
+    poll_s: float = SANITIZE_POLL_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    report: Callable[[float], None] = lambda fraction: None,
+) -> str | None:
+    """Poll the Sanitize Status log (read_log: `nvme sanitize-log DEV -o json`) until the
+    sanitize started with action `sanact` is over: None when it completed, else why not (failed,
+    unreadable, another action's result, not done after timeout_s). `report` gets the progress
+    (0..1) while it runs."""
+    deadline = clock() + timeout_s
+    while True:
+        try:
+            st = nvme.parse_sanitize_log(read_log())
+        except nvme.NvmeOutputError as exc:
+            return f"the sanitize status log is unreadable: {exc}"
+        if st.in_progress:
+            report(st.progress)
+            if clock() >= deadline:
+                return f"not complete after {timeout_s:.0f} s ({st.progress * 100:.0f} %)"
+            sleep(poll_s)
+            continue
+        if st.failed:
+            return "the sanitize status log says the operation failed"
+        if not st.succeeded:
+            return f"the sanitize status log says status {st.status}, not completed"
+        if st.sanact is not None and st.sanact != sanact:
+            return f"the sanitize status log's last action is {st.sanact}, not {sanact}"
+        return None
+
+
+def _finish_sanitize(real: str, sanact: int) -> str | None:
+    """After `nvme sanitize` returned: wait for the operation (progress on stderr, a line each
+    10 %); on failure leave the failure mode (it was started with --ause) so a format may follow."""
+    shown = [-1]
+
+    def report(fraction: float) -> None:
+        progress("purge", PURGE_SPAN * fraction)
+        if int(fraction * 10) != shown[0]:
+            shown[0] = int(fraction * 10)
+            say(f"pts: purge: sanitize {fraction * 100:.0f} %")
+
+    why = wait_sanitize(lambda: _output(["nvme", "sanitize-log", real, "-o", "json"]), sanact, report=report)
+    if why is not None:
+        _output(["nvme", "sanitize", real, f"--sanact={nvme.SANACT_EXIT_FAILURE}"])
+    return why
+
+
+def _run_plan(used: str, commands: list[list[str]], real: str) -> str | None:
+    """Run one purge's commands: None when they did it, else why not."""
     for argv in commands:
         say(f"pts: purge: {' '.join(argv if used != 'ata-secure-erase' else argv[:-2] + ['***', real])}")
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=PURGE_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=PURGE_TIMEOUT_S,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return str(exc)[:300]
         if done.returncode != 0:
-            why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]
             if used == "ata-secure-erase":  # never leave a password set on the drive
                 subprocess.run(
                     ["hdparm", "--user-master", "u", "--security-disable", HDPARM_PASSWORD, real],
@@ -263,18 +402,33 @@ def purge(method: str, real: str) -> dict[str, Any]:
                     check=False,
                     stdin=subprocess.DEVNULL,
                 )
-            if used != "blkdiscard" and discard_supported(real) and shutil.which("blkdiscard"):
-                say(f"pts: {used} failed ({why}): falling back to blkdiscard")
-                fallback = purge("blkdiscard", real)
-                fallback["note"] = f"{used} failed ({why}); {fallback['note']}"
-                return fallback
-            raise PtsFailed(f"purge by {used} failed: {why}")
-    return {
-        "method": used,
-        "commands": [" ".join(a if a != HDPARM_PASSWORD else "***" for a in argv) for argv in commands],
-        "seconds": round(time.monotonic() - t0, 3),
-        "note": note,
-    }
+            return (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]
+        if used.startswith("nvme-sanitize-"):
+            why = _finish_sanitize(real, int(argv[3].split("=")[1]))
+            if why is not None:
+                return why
+    return None
+
+
+def purge(method: str, real: str) -> dict[str, Any]:
+    plans = purge_plans(method, real, run=_output)
+    t0 = time.monotonic()
+    failed: list[str] = []
+    for i, (used, commands, note) in enumerate(plans):
+        why = _run_plan(used, commands, real)
+        if why is None:
+            return {
+                "method": used,
+                "commands": [
+                    " ".join(a if a != HDPARM_PASSWORD else "***" for a in argv) for argv in commands
+                ],
+                "seconds": round(time.monotonic() - t0, 3),
+                "note": "; ".join(failed + [note])[:NOTE_MAX],
+            }
+        failed.append(f"{used} failed ({why})")
+        if i + 1 < len(plans):
+            say(f"pts: {used} failed ({why}): falling back to {plans[i + 1][0]}")
+    raise PtsFailed(f"purge failed: {'; '.join(failed)}")
 
 
 # --- the engine --------------------------------------------------------------------------------------

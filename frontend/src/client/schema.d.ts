@@ -7796,7 +7796,7 @@ export interface components {
              * Method
              * @enum {string}
              */
-            method: "nvme-format" | "ata-secure-erase" | "blkdiscard" | "none";
+            method: "nvme-sanitize-crypto" | "nvme-sanitize-block" | "nvme-sanitize-overwrite" | "nvme-format" | "ata-secure-erase" | "blkdiscard" | "none";
             /** Note */
             note: string;
             /** Seconds */

@@ -1,0 +1,336 @@
+"""The NVMe purge's choices and nvme-cli's output read (iowatt_agent.nvme, pts.purge_plans, issue 29):
+Sanitize by the action SANICAP offers (crypto erase, then block erase, then overwrite), its status
+log polled to the end, Format NVM when there is no sanitize, and neither when it would erase a
+namespace the host did not list; the fall-back chain with nvme-cli and blkdiscard as programs on
+PATH that answer as the real ones do. The id-ctrl output is QEMU 7.2's as nvme-cli 2.3 printed it
+in tests/agent/test_nvme_guest.py's guest; the sanitize logs are nvme-cli's documented shape (its
+JSON printer: `{"<dev>": {"sprog", "sstat": {"status": "(N) ..."}, "cdw10_info", ...}}`). Both
+parsers are fuzzed: outside text is a result or NvmeOutputError, nothing else."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings
+from iowatt_agent import nvme, pts
+
+DATA = Path(__file__).parent / "data" / "nvme"
+ID_CTRL = (DATA / "qemu-7.2-id-ctrl.json").read_text()
+NEVER = 0xFFFFFFFF  # nvme-cli prints the log's "no time reported" as is
+
+
+def id_ctrl(**fields: int) -> str:
+    doc = json.loads(ID_CTRL)
+    doc.update(fields)
+    return json.dumps(doc, indent=2)
+
+
+def sanitize_log(
+    status: int, sprog: int = 0xFFFF, cdw10: int = 0, passes: int = 0, dev: str = "nvme0"
+) -> str:
+    texts = {
+        0: "NVM Subsystem has never been sanitized.",
+        1: "The most recent sanitize operation completed",
+        2: "A sanitize operation is currently in progress.",
+        3: "The most recent sanitize operation failed.",
+    }
+    doc = {
+        "sprog": sprog,
+        "sstat": {
+            "global_erased": 0,
+            "no_cmplted_passes": passes,
+            "status": f"({status}) {texts.get(status, '')}",
+        },
+        "cdw10_info": cdw10,
+        **{k: NEVER for k in ("time_over_write", "time_block_erase", "time_crypto_erase")},
+    }
+    return json.dumps({dev: doc}, indent=2)
+
+
+def test_qemus_controller_offers_format_and_no_sanitize() -> None:
+    ctrl = nvme.parse_id_ctrl(ID_CTRL)
+    assert (ctrl.sanicap, ctrl.oacs, ctrl.fna) == (0, 266, 0)
+    assert ctrl.format_nvm and not ctrl.sanitize_actions and not ctrl.format_erases_every_namespace
+    actions = nvme.parse_id_ctrl(id_ctrl(sanicap=7)).sanitize_actions
+    assert [a.name for a in actions] == ["crypto", "block", "overwrite"]
+    assert nvme.parse_id_ctrl(id_ctrl(fna=2)).format_erases_every_namespace
+    # nvme-cli 1.x printed a line before the JSON on some paths; numbers may come as strings
+    assert nvme.parse_id_ctrl("warning: x\n" + id_ctrl(sanicap="3")).sanicap == 3  # type: ignore[arg-type]
+    for bad, what in (
+        ("", "no JSON"),
+        ("[1]", "no JSON object"),
+        ('{"oacs": 2, "fna": 0}', "sanicap"),
+        (id_ctrl(sanicap=-1), "32-bit"),
+        (id_ctrl(oacs=True), "32-bit"),
+        ("{", "not JSON"),
+    ):
+        with pytest.raises(nvme.NvmeOutputError, match=what):
+            nvme.parse_id_ctrl(bad)
+
+
+def test_the_sanitize_status_log_as_nvme_cli_prints_it() -> None:
+    st_ = nvme.parse_sanitize_log(sanitize_log(2, sprog=16384, cdw10=0x0C))
+    assert st_.in_progress and st_.progress == 0.25 and st_.sanact == 4
+    done = nvme.parse_sanitize_log(sanitize_log(1, cdw10=0x0C))
+    assert done.succeeded and done.sanact == 4 and not done.in_progress
+    assert nvme.parse_sanitize_log(sanitize_log(4, cdw10=2)).succeeded  # done, no-deallocate asked
+    assert nvme.parse_sanitize_log(sanitize_log(3, cdw10=0x0A)).failed
+    assert nvme.parse_sanitize_log(sanitize_log(1, cdw10=3, passes=1)).passes == 1
+    # a version printed the status under its text as the key; older ones SSTAT as a number
+    odd = json.loads(sanitize_log(2, sprog=32768))
+    odd["nvme0"]["sstat"] = {"A sanitize operation is currently in progress.": "(2) A sanitize ..."}
+    assert nvme.parse_sanitize_log(json.dumps(odd)).in_progress
+    flat = {"sprog": 65535, "sstat": 1 | 3 << 3, "cdw10_info": 4}
+    assert nvme.parse_sanitize_log(json.dumps(flat)) == nvme.SanitizeStatus(1, 65535 / 65536, 4, 3)
+    for bad, what in (
+        ('{"a": {}, "b": {}}', "sprog"),
+        ('{"sprog": 65536, "sstat": 1}', "out of range"),
+        ('{"sprog": 1}', "sstat"),
+        ('{"sprog": 1, "sstat": {"status": "done"}}', "no status"),
+        ('{"sprog": 1, "sstat": [1]}', "neither"),
+    ):
+        with pytest.raises(nvme.NvmeOutputError, match=what):
+            nvme.parse_sanitize_log(bad)
+
+
+@pytest.fixture
+def nvme_host(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """nvme-cli and blkdiscard installed, the device able to discard; the names of the
+    controller's other namespaces are the list returned (empty: the device is its only one)."""
+    others: list[str] = []
+    monkeypatch.setattr(pts.shutil, "which", lambda name: f"/usr/sbin/{name}")
+    monkeypatch.setattr(pts, "discard_supported", lambda real: True)
+    monkeypatch.setattr(pts, "nvme_namespaces", lambda real: others)
+    return others
+
+
+def test_sanitize_by_the_strongest_action_then_format_then_discard(nvme_host: list[str]) -> None:
+    def plans(**fields: int) -> list[pts.Plan]:
+        return pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: id_ctrl(**fields))
+
+    crypto = plans(sanicap=0b111)
+    assert [p[0] for p in crypto] == ["nvme-sanitize-crypto", "nvme-format", "blkdiscard"]
+    assert crypto[0][1] == [["nvme", "sanitize", "/dev/nvme0n1", "--sanact=4", "--ause"]]
+    assert "crypto erase (the controller offers: crypto erase, block erase, overwrite)" in crypto[0][2]
+    assert plans(sanicap=0b110)[0][1] == [["nvme", "sanitize", "/dev/nvme0n1", "--sanact=2", "--ause"]]
+    overwrite = plans(sanicap=0b100)[0]
+    assert overwrite[0] == "nvme-sanitize-overwrite" and overwrite[1][0][3:] == [
+        "--sanact=3",
+        "--ause",
+        "--owpass=1",
+        "--ovrpat=0",
+    ]
+    # QEMU's controller: no sanitize, a format; the discard after it says why there was no sanitize
+    qemu = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: ID_CTRL)
+    assert [p[0] for p in qemu] == ["nvme-format", "blkdiscard"]
+    assert qemu[0][2] == "NVMe Format, user data erase; no sanitize: the controller offers none (SANICAP 0)"
+    no_format = plans(oacs=0)
+    assert [p[0] for p in no_format] == ["blkdiscard"] and no_format[0][2] == (
+        "every block discarded (TRIM/UNMAP/deallocate); no sanitize: the controller offers none (SANICAP 0); "
+        "no format: the controller has no Format NVM (OACS bit 1)"
+    )
+    # nvme-cli's output unreadable: format as before, said
+    unread = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: "Segmentation fault")
+    assert [p[0] for p in unread] == ["nvme-format", "blkdiscard"] and "unreadable" in unread[0][2]
+    crypto_only = id_ctrl(sanicap=1)
+    assert pts.purge_plan("auto", "/dev/nvme0n1", run=lambda argv: crypto_only)[0] == "nvme-sanitize-crypto"
+    assert pts.purge_plans("blkdiscard", "/dev/nvme0n1", run=lambda argv: crypto_only)[0][0] == "blkdiscard"
+    assert pts.purge_plans("none", "/dev/nvme0n1") == [("none", [], "no purge asked")]
+
+
+def test_no_sanitize_or_format_reaches_a_namespace_the_host_did_not_list(nvme_host: list[str]) -> None:
+    """A sanitize acts on the whole subsystem; a format on every namespace when FNA says so."""
+    nvme_host.append("nvme0n2")
+    shared = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: id_ctrl(sanicap=1))
+    assert [p[0] for p in shared] == ["nvme-format", "blkdiscard"]  # FNA 0: the format is the namespace's
+    why = "no sanitize: it erases every namespace and nvme0n1 shares its controller with nvme0n2"
+    assert why in shared[0][2] and "nvme0n2" not in shared[1][2]
+    for fna in (1, 2):
+        plans = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv, f=fna: id_ctrl(sanicap=1, fna=f))
+        assert [p[0] for p in plans] == ["blkdiscard"]
+        assert "no format: it may erase every namespace" in plans[0][2]
+    unread = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: "")
+    assert [p[0] for p in unread] == ["blkdiscard"]  # what FNA says is unknown: no format
+
+
+def test_nvme_namespaces_are_read_from_sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("nvme0n1", "nvme0n2", "nvme0n1p1", "nvme1n1", "nvme10n1", "sda"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setattr(pts, "SYS_BLOCK", tmp_path)
+    assert pts.nvme_namespaces("/dev/nvme0n1") == ["nvme0n2"]
+    assert pts.nvme_namespaces("/dev/nvme1n1") == []
+    assert pts.nvme_namespaces("/dev/sda") == []
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(s)
+        self.now += s
+
+
+def test_the_sanitize_is_polled_to_its_end_with_progress() -> None:
+    logs = iter([sanitize_log(2, 0, 12), sanitize_log(2, 32768, 12), sanitize_log(1, cdw10=12)])
+    clock, seen = Clock(), list[float]()
+    why = nvme_wait(lambda: next(logs), clock, seen)
+    assert why is None and seen == [0.0, 0.5] and clock.slept == [2.0, 2.0]
+
+    def answers(*texts: str) -> str | None:
+        it = iter(texts)
+        return nvme_wait(lambda: next(it), Clock(), [])
+
+    assert answers(sanitize_log(2, 0, 12), sanitize_log(3, cdw10=12)) == (
+        "the sanitize status log says the operation failed"
+    )
+    assert "unreadable" in (answers("NVMe status: Invalid Field in Command") or "")
+    assert "last action is 2, not 4" in (answers(sanitize_log(1, cdw10=2)) or "")
+    assert "status 0" in (answers(sanitize_log(0)) or "")
+    forever = Clock()
+    why = nvme_wait(lambda: sanitize_log(2, 6554, 12), forever, [], timeout_s=10)
+    assert why == "not complete after 10 s (10 %)" and forever.now == 10.0
+
+
+def nvme_wait(
+    read: Callable[[], str], clock: Clock, seen: list[float], timeout_s: float = 3600
+) -> str | None:
+    return pts.wait_sanitize(
+        read,
+        4,
+        timeout_s=timeout_s,
+        sleep=clock.sleep,
+        clock=lambda: clock.now,
+        report=seen.append,
+    )
+
+
+def _program(bin_dir: Path, name: str, body: str) -> None:
+    path = bin_dir / name
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> {bin_dir}/calls\n{body}\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_a_failed_sanitize_falls_back_to_format_then_to_discard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The purge's commands run as programs: nvme-cli and blkdiscard stand-ins on PATH that answer
+    what the real ones print (the sanitize starts, its log says it failed; the format is refused)."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    (bins / "id-ctrl.json").write_text(id_ctrl(sanicap=1))
+    (bins / "failed.json").write_text(sanitize_log(3, cdw10=12, dev="nvme0n1"))
+    _program(
+        bins,
+        "nvme",
+        f'case "$1" in\n id-ctrl) cat {bins}/id-ctrl.json ;;\n sanitize-log) cat {bins}/failed.json ;;\n'
+        ' sanitize) exit 0 ;;\n format) echo "NVMe status: Invalid Format(0x410a)" >&2; exit 1 ;;\nesac',
+    )
+    _program(bins, "blkdiscard", "exit 0")
+    monkeypatch.setenv("PATH", f"{bins}:{os.environ['PATH']}")
+    monkeypatch.setattr(pts, "discard_supported", lambda real: True)
+    monkeypatch.setattr(pts, "nvme_namespaces", lambda real: [])
+    record = pts.purge("auto", "/dev/nvme0n1")
+    assert record["method"] == "blkdiscard" and record["commands"] == ["blkdiscard /dev/nvme0n1"]
+    assert record["note"].startswith(
+        "nvme-sanitize-crypto failed (the sanitize status log says the operation failed); "
+        "nvme-format failed (NVMe status: Invalid Format(0x410a)); every block discarded"
+    )
+    calls = [line.split(" ", 1)[1] for line in (bins / "calls").read_text().splitlines()]
+    assert calls == [
+        "id-ctrl /dev/nvme0n1 -o json",
+        "sanitize /dev/nvme0n1 --sanact=4 --ause",
+        "sanitize-log /dev/nvme0n1 -o json",
+        "sanitize /dev/nvme0n1 --sanact=1",  # the failure mode left, so the format may run
+        "format /dev/nvme0n1 --ses=1 --force",
+        "/dev/nvme0n1",
+    ]
+    (bins / "failed.json").write_text(sanitize_log(1, cdw10=12, dev="nvme0n1"))
+    done = pts.purge("auto", "/dev/nvme0n1")
+    assert done["method"] == "nvme-sanitize-crypto"
+    assert done["commands"] == ["nvme sanitize /dev/nvme0n1 --sanact=4 --ause"]
+    _program(
+        bins, "blkdiscard", "echo 'blkdiscard: BLKDISCARD ioctl failed: Operation not supported' >&2\nexit 1"
+    )
+    (bins / "failed.json").write_text(sanitize_log(3, cdw10=12, dev="nvme0n1"))
+    with pytest.raises(
+        pts.PtsFailed, match="^purge failed: nvme-sanitize-crypto failed .*; blkdiscard failed"
+    ):
+        pts.purge("auto", "/dev/nvme0n1")
+
+
+# --- fuzzing: nvme-cli's output is outside text --------------------------------------------------------
+
+SEEDS = [ID_CTRL, sanitize_log(2, 100, 12), sanitize_log(1, cdw10=4), json.dumps({"sprog": 1, "sstat": 9})]
+TOKENS = [
+    '"sanicap":',
+    '"sprog":',
+    '"sstat":',
+    '"status":"(',
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    '"',
+    "-1",
+    "1e309",
+    "4294967296",
+    "\u00b2",
+    "null",
+    "true",
+    "NaN",
+    "\x00",
+    "(2)",
+]
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _parse_all(text: str) -> None:
+    for parse in (nvme.parse_id_ctrl, nvme.parse_sanitize_log):
+        with contextlib.suppress(nvme.NvmeOutputError):
+            parse(text)
+
+
+def _mutate(seed: str, cuts: list[tuple[int, int, str]]) -> str:
+    for at, drop, token in cuts:
+        at %= len(seed) + 1
+        seed = seed[:at] + token + seed[at + drop :]
+    return seed
+
+
+@FUZZ
+@given(
+    st.sampled_from(range(len(SEEDS))),
+    st.lists(st.tuples(st.integers(0, 10**5), st.integers(0, 40), st.sampled_from(TOKENS)), max_size=8),
+)
+def test_mutated_outputs_parse_or_are_refused(seed: int, cuts: list[tuple[int, int, str]]) -> None:
+    _parse_all(_mutate(SEEDS[seed], cuts))
+
+
+KEYS = ["sanicap", "oacs", "fna", "sprog", "sstat", "status", "cdw10_info", "no_cmplted_passes", "nvme0", "x"]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=6),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON)
+def test_any_json_document_parses_or_is_refused(doc: object) -> None:
+    _parse_all(json.dumps(doc))
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_arbitrary_text_parses_or_is_refused(text: str) -> None:
+    _parse_all(text)
