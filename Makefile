@@ -24,6 +24,7 @@ help:
 	@echo "make fuzz    the engine's parsers under libFuzzer (FUZZ_SECONDS per target, default 600)"
 	@echo "make agent-dist  the agent for hosts without Python or a compiler: dist/agent/ (tarball, .deb, .rpm)"
 	@echo "make agent-dist-check  that bundle run in a Debian 11 root file system (glibc 2.31)"
+	@echo "make nvme-purge-check  the PTS purge done by the agent's code on QEMU's emulated NVMe device"
 
 # everything: what the platform needs to run and the test tools (make test)
 deps: deps-system deps-py deps-ui deps-test-tools
@@ -175,6 +176,14 @@ agent-dist: deps-system
 	@AGENT_DIST_ROOT=$${AGENT_DIST_ROOT:-debian-bullseye} bash agent/packaging/build.sh
 agent-dist-check: agent-dist deps-py
 	IOWATT_AGENT_DIST_CHECK=1 $(BIN)/pytest -q -p no:randomly tests/agent_dist/test_old_glibc.py
+
+# The PTS purge (agent/src/iowatt_agent/pts.py) run for real on QEMU's emulated NVMe controller with
+# two namespaces, in a guest booted under TCG (ADR 0055; tests/agent/nvme_guest.py): the format
+# erases the listed namespace and nothing else, a discard too. ~20 CPU-s, not part of `make test`.
+.PHONY: nvme-purge-check
+nvme-purge-check: deps-py
+	@command -v qemu-system-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends qemu-system-x86
+	IOWATT_NVME_GUEST_CHECK=1 $(BIN)/pytest -q -p no:randomly tests/agent/test_nvme_guest.py
 
 # `make up` builds with the build's dependencies only, checking the UI's sources without its tests
 # (tsconfig.build.json); `make test` (test-setup) installs everything and its build checks the tests'

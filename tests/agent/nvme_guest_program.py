@@ -1,0 +1,88 @@
+"""The program tests/agent/test_nvme_guest.py runs inside the NVMe guest (nvme_guest.py's /init runs
+it as /check.py): it writes a known pattern to both namespaces of QEMU's NVMe controller, runs the
+agent's own purge (iowatt_agent.pts: the plan from nvme-cli's real output, then the commands) on
+the first, and reads both back with O_DIRECT (no page cache between the device and the check).
+Then the same with the purge `blkdiscard`. Every finding is one line "IOWATT-GUEST tag {json}"."""
+
+import json
+import mmap
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from iowatt_agent import nvme, pts
+
+FIRST, SECOND = "/dev/nvme0n1", "/dev/nvme0n2"
+CHUNK = 1 << 20
+
+
+def say(tag: str, doc: object) -> None:
+    print(f"IOWATT-GUEST {tag} {json.dumps(doc)}", flush=True)
+
+
+def offsets(dev: str) -> list[int]:
+    sectors = Path(f"/sys/class/block/{os.path.basename(dev)}/size").read_text()
+    size = int(sectors) * 512
+    return [0, (size // 2) // CHUNK * CHUNK, size - CHUNK]
+
+
+def pattern(dev: str, offset: int) -> bytes:
+    line = f"iowatt issue 29 {dev} @ {offset:#x} ".encode()
+    return (line * (CHUNK // len(line) + 1))[:CHUNK]
+
+
+def write(dev: str) -> None:
+    fd = os.open(dev, os.O_WRONLY)
+    try:
+        for off in offsets(dev):
+            os.pwrite(fd, pattern(dev, off), off)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read(dev: str) -> dict[str, object]:
+    """What each offset holds now, read past the page cache."""
+    buf = mmap.mmap(-1, CHUNK)  # page-aligned, as O_DIRECT needs
+    fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
+    found = {"pattern": 0, "zero": 0, "other": 0}
+    try:
+        for off in offsets(dev):
+            n = os.preadv(fd, [buf], off)
+            data = bytes(buf[:n])
+            if data == pattern(dev, off):
+                found["pattern"] += 1
+            elif data.count(0) == len(data):
+                found["zero"] += 1
+            else:
+                found["other"] += 1
+    finally:
+        os.close(fd)
+        buf.close()
+    return found
+
+
+def main() -> int:
+    ctrl = subprocess.run(["nvme", "id-ctrl", FIRST, "-o", "json"], capture_output=True, text=True)
+    ctrl_text = ctrl.stdout
+    say("id-ctrl", {"text": ctrl_text})
+    log = subprocess.run(["nvme", "sanitize-log", FIRST, "-o", "json"], capture_output=True, text=True)
+    say("sanitize-log", {"rc": log.returncode, "stdout": log.stdout, "stderr": log.stderr[-300:]})
+    caps = nvme.parse_id_ctrl(ctrl_text)
+    say("controller", {"sanicap": caps.sanicap, "oacs": caps.oacs, "fna": caps.fna})
+    say("namespaces", pts.nvme_namespaces(FIRST))
+    for method in ("auto", "blkdiscard"):
+        write(FIRST)
+        write(SECOND)
+        say(f"{method}-before", {"first": read(FIRST), "second": read(SECOND)})
+        say(f"{method}-in-use", pts.device_in_use(FIRST))
+        say(f"{method}-plans", [p[0] for p in pts.purge_plans(method, FIRST, run=pts._output)])
+        record = pts.purge(method, FIRST)
+        say(f"{method}-purge", record)
+        say(f"{method}-after", {"first": read(FIRST), "second": read(SECOND)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The NVMe purge done for real on an emulated NVMe device (issue 29): QEMU's NVMe controller with two
+namespaces in a virtual machine (tests/agent/nvme_guest.py), where the agent's own purge code
+(iowatt_agent.pts, in the guest's Python) plans from nvme-cli's real output and runs its commands.
+
+`make nvme-purge-check` runs this (IOWATT_NVME_GUEST_CHECK=1); `make test` does not: the guest is
+emulated by TCG (this machine's /dev/kvm is PVM, which boots no stock kernel), ~20 CPU-s a boot.
+
+What it proves, reading the namespaces back with O_DIRECT:
+- `auto` on a controller without Sanitize (QEMU 7.2's SANICAP is 0) plans NVMe Format with user
+  data erase, then blkdiscard; the format leaves zeros where the pattern was on namespace 1, and
+  namespace 2 (FNA 0: a format acts on one namespace) keeps its pattern;
+- the purge `blkdiscard` on namespace 1 leaves it reading zeros (the drive passes discards on),
+  namespace 2 untouched;
+- the device is not in use (pts.device_in_use) and nvme-cli's id-ctrl output is read by
+  iowatt_agent.nvme (it is also kept as tests/agent/data/nvme/qemu-7.2-id-ctrl.json for the unit
+  tests). QEMU 7.2 answers the Sanitize Status log with Invalid Field: no sanitize can be proved
+  here (tests/agent/test_nvme.py tests it against nvme-cli's documented output).
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.agent import nvme_guest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(
+        os.environ.get("IOWATT_NVME_GUEST_CHECK") != "1",
+        reason="make nvme-purge-check runs it (IOWATT_NVME_GUEST_CHECK=1): an emulated machine, ~20 CPU-s",
+    ),
+]
+
+PROGRAM = Path(__file__).with_name("nvme_guest_program.py")
+
+
+def test_the_agents_purge_erases_an_emulated_nvme_namespace_and_nothing_else(tmp_path: Path) -> None:
+    missing = nvme_guest.missing_tools()
+    if missing:
+        pytest.fail(f"make nvme-purge-check installs them: missing {', '.join(missing)}")
+    root = nvme_guest.packages()
+    image = nvme_guest.initramfs(root, PROGRAM.read_text(), tmp_path / "initrd")
+    disks = []
+    for i in (1, 2):
+        disk = tmp_path / f"ns{i}.img"
+        with open(disk, "wb") as f:
+            f.truncate(64 << 20)
+        disks.append(disk)
+    done = nvme_guest.boot(root, image, disks)
+    console = done.stdout
+    found = dict(nvme_guest.lines(console))
+    assert found.get("exit") == "0", f"the guest's program failed:\n{console[-4000:]}\n{done.stderr[-1000:]}"
+    doc = {tag: json.loads(rest) for tag, rest in found.items() if tag != "exit"}
+
+    assert doc["controller"]["sanicap"] == 0 and doc["controller"]["oacs"] >> 1 & 1
+    assert doc["namespaces"] == ["nvme0n2"]
+    assert doc["sanitize-log"]["rc"] != 0  # QEMU 7.2 has no Sanitize Status log
+    both = {"pattern": 3, "zero": 0, "other": 0}
+    for method in ("auto", "blkdiscard"):
+        assert doc[f"{method}-before"] == {"first": both, "second": both}
+        assert doc[f"{method}-in-use"] is None
+    assert doc["auto-plans"] == ["nvme-format", "blkdiscard"]
+    assert doc["auto-purge"]["method"] == "nvme-format"
+    assert doc["auto-purge"]["commands"] == ["nvme format /dev/nvme0n1 --ses=1 --force"]
+    assert doc["blkdiscard-plans"] == ["blkdiscard"]
+    assert doc["blkdiscard-purge"]["method"] == "blkdiscard"
+    erased = {"pattern": 0, "zero": 3, "other": 0}
+    for method in ("auto", "blkdiscard"):
+        assert doc[f"{method}-after"] == {"first": erased, "second": both}, method
+    # the real output, kept for the unit tests' parser cases (the same each run but the serial)
+    kept = Path(__file__).with_name("data") / "nvme" / "qemu-7.2-id-ctrl.json"
+    assert json.loads(kept.read_text())["sanicap"] == json.loads(doc["id-ctrl"]["text"])["sanicap"]
