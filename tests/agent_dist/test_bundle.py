@@ -92,6 +92,18 @@ def test_the_engine_needs_glibc_2_28_at_most_and_no_async_io_library(
     # built with both asynchronous engines (they are linked in, not probed on the host)
     help_text = subprocess.run([str(engine), "--help"], capture_output=True, text=True, check=True).stdout
     assert "io_uring" in help_text and "libaio" in help_text
+    # the kinds whose work runs in a child of the agent (PTS, TPC-H, InnoDB flushing) start
+    # sys.executable -m iowatt_agent.X: in the bundle, the frozen agent (agent_main.run_module);
+    # it said "No such option: -m" before, so no PTS run could start on a host with the bundle
+    child = subprocess.run(
+        [str(tmp_path / top / "iowatt-agent"), "-m", "iowatt_agent.pts", f"--job={tmp_path}/missing.json"],
+        capture_output=True,
+        text=True,
+    )
+    assert (child.returncode, child.stderr.strip()) == (
+        1,
+        f"pts: [Errno 2] No such file or directory: '{tmp_path}/missing.json'",
+    )
 
 
 @pytest.mark.slow
