@@ -56,7 +56,7 @@ def sanitize_log(
 
 def test_qemus_controller_offers_format_and_no_sanitize() -> None:
     ctrl = nvme.parse_id_ctrl(ID_CTRL)
-    assert (ctrl.sanicap, ctrl.oacs, ctrl.fna) == (0, 266, 0)
+    assert (ctrl.sanicap, ctrl.oacs, ctrl.fna, ctrl.cmic) == (0, 266, 0, 0)
     assert ctrl.format_nvm and not ctrl.sanitize_actions and not ctrl.format_erases_every_namespace
     actions = nvme.parse_id_ctrl(id_ctrl(sanicap=7)).sanitize_actions
     assert [a.name for a in actions] == ["crypto", "block", "overwrite"]
@@ -66,7 +66,7 @@ def test_qemus_controller_offers_format_and_no_sanitize() -> None:
     for bad, what in (
         ("", "no JSON"),
         ("[1]", "no JSON object"),
-        ('{"oacs": 2, "fna": 0}', "sanicap"),
+        ('{"oacs": 2, "fna": 0, "cmic": 0}', "sanicap"),
         (id_ctrl(sanicap=-1), "32-bit"),
         (id_ctrl(oacs=True), "32-bit"),
         ("{", "not JSON"),
@@ -158,6 +158,13 @@ def test_no_sanitize_or_format_reaches_a_namespace_the_host_did_not_list(nvme_ho
         assert "no format: it may erase every namespace" in plans[0][2]
     unread = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: "")
     assert [p[0] for p in unread] == ["blkdiscard"]  # what FNA says is unknown: no format
+    nvme_host.clear()  # a dual-port drive: the subsystem may have namespaces of another host
+    dual = pts.purge_plans("auto", "/dev/nvme0n1", run=lambda argv: id_ctrl(sanicap=1, cmic=2))
+    assert [p[0] for p in dual] == ["nvme-format", "blkdiscard"]
+    assert "no sanitize: it erases the whole subsystem, which may have other controllers (CMIC)" in dual[0][2]
+    assert pts.purge_plan("auto", "/dev/nvme0n1", run=lambda argv: id_ctrl(sanicap=1, cmic=1))[0] == (
+        "nvme-sanitize-crypto"  # CMIC bit 0 alone: more than one port, one controller
+    )
 
 
 def test_nvme_namespaces_are_read_from_sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -316,7 +323,19 @@ def test_mutated_outputs_parse_or_are_refused(seed: int, cuts: list[tuple[int, i
     _parse_all(_mutate(SEEDS[seed], cuts))
 
 
-KEYS = ["sanicap", "oacs", "fna", "sprog", "sstat", "status", "cdw10_info", "no_cmplted_passes", "nvme0", "x"]
+KEYS = [
+    "sanicap",
+    "oacs",
+    "fna",
+    "cmic",
+    "sprog",
+    "sstat",
+    "status",
+    "cdw10_info",
+    "no_cmplted_passes",
+    "nvme0",
+    "x",
+]
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=6),

@@ -2,8 +2,9 @@
 (`-o json`), for the PTS purge (pts.py, docs/pts.md § Purge).
 
 - `nvme id-ctrl DEV -o json`: Identify Controller's SANICAP (bit 0 crypto erase, 1 block erase,
-  2 overwrite), OACS (bit 1: Format NVM) and FNA (bit 0: a format applies to every namespace,
-  bit 1: so does its secure erase). nvme-cli prints them as JSON numbers.
+  2 overwrite), OACS (bit 1: Format NVM), FNA (bit 0: a format applies to every namespace,
+  bit 1: so does its secure erase) and CMIC (bit 1: the subsystem may have two or more
+  controllers, as a dual-port drive has). nvme-cli prints them as JSON numbers.
 - `nvme sanitize-log DEV -o json`: the Sanitize Status log (log page 81h), printed under the
   device's name: `{"nvme0": {"sprog": N, "sstat": {"status": "(S) text", "no_cmplted_passes": P,
   "global_erased": G, ...}, "cdw10_info": C, ...}}`. SPROG is the progress in 65,536ths; SSTAT
@@ -54,6 +55,12 @@ class Controller:
     sanicap: int
     oacs: int
     fna: int
+    cmic: int
+
+    @property
+    def other_controllers(self) -> bool:
+        """CMIC bit 1: the subsystem may hold controllers (and namespaces) this host does not see."""
+        return bool(self.cmic >> 1 & 1)
 
     @property
     def sanitize_actions(self) -> list[SanitizeAction]:
@@ -118,9 +125,11 @@ def _u32(doc: dict[str, Any], key: str) -> int:
 
 
 def parse_id_ctrl(text: str) -> Controller:
-    """`nvme id-ctrl DEV -o json` -> its SANICAP, OACS and FNA."""
+    """`nvme id-ctrl DEV -o json` -> its SANICAP, OACS, FNA and CMIC."""
     doc = _document(text)
-    return Controller(sanicap=_u32(doc, "sanicap"), oacs=_u32(doc, "oacs"), fna=_u32(doc, "fna"))
+    return Controller(
+        sanicap=_u32(doc, "sanicap"), oacs=_u32(doc, "oacs"), fna=_u32(doc, "fna"), cmic=_u32(doc, "cmic")
+    )
 
 
 _STATUS_TEXT = re.compile(r"\s*\((\d{1,3})\)")

@@ -230,7 +230,8 @@ def _nvme_plans(real: str, run: Callable[[list[str]], str] | None) -> tuple[list
     overwrite), then Format NVM with user data erase; and why either was left out. Both erase
     more than the namespace when the controller says so (a sanitize always acts on the whole
     subsystem; a format on every namespace when FNA says so): then neither is used on a
-    namespace that has others beside it, which the host did not list."""
+    namespace that has others beside it, which the host did not list, and no sanitize on a
+    subsystem that may have other controllers (a dual-port drive: another host's namespaces)."""
     others = nvme_namespaces(real)
     ctrl: nvme.Controller | None = None
     why: list[str] = []
@@ -245,6 +246,8 @@ def _nvme_plans(real: str, run: Callable[[list[str]], str] | None) -> tuple[list
         action = ctrl.sanitize_actions[0]
         if others:
             why.append(f"no sanitize: it erases every namespace and {shared}")
+        elif ctrl.other_controllers:
+            why.append("no sanitize: it erases the whole subsystem, which may have other controllers (CMIC)")
         else:
             argv = ["nvme", "sanitize", real, f"--sanact={action.sanact}", "--ause"]
             if action.name == "overwrite":
