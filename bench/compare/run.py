@@ -196,12 +196,16 @@ def _start_api(app_dir: Path, port: int, env: dict[str, str]) -> subprocess.Pope
         stderr=log,
     )
     for _ in range(150):
+        if api.poll() is not None:
+            break  # it exited: no use waiting
         try:
             if httpx.get(f"http://127.0.0.1:{port}/api/v1/health").status_code == 200:
                 return api
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
+    api.terminate()  # not left running (or half started) when it did not answer in time
+    api.wait()
     raise RuntimeError(f"the API in {app_dir} did not start (log: {log.name})")
 
 

@@ -113,12 +113,13 @@ def main() -> int:
             "IOWATT_DATABASE_URL": c.url(),
             "IOWATT_REDIS_URL": redis_url,
             "IOWATT_ENV": "test",
+            # a `git archive` of backend/ has no engine, which the app looks for at its start
+            "IOWATT_ENGINE_PATH": os.environ.get(
+                "IOWATT_ENGINE_PATH", str(REPO / "agent" / "engine" / "build" / "iowatt-engine")
+            ),
         }
         ports = {"A": free_port(), "B": free_port()}
-        apis = {
-            k: _start_api(d, ports[k], {**env, "PYTHONPATH": _path(d)})
-            for k, d in (("A", args.before), ("B", args.after))
-        }
+        apis: dict[str, Any] = {}
         clients = {
             k: httpx.Client(
                 base_url=f"http://127.0.0.1:{ports[k]}/api/v1",
@@ -128,6 +129,9 @@ def main() -> int:
             for k in ("A", "B")
         }
         try:
+            # started inside the try: when B does not start, A is stopped too (it was left running)
+            for k, d in (("A", args.before), ("B", args.after)):
+                apis[k] = _start_api(d, ports[k], {**env, "PYTHONPATH": _path(d)})
             for name, path, params in cases:
                 if args.only and not any(o in name for o in args.only):
                     continue
@@ -157,8 +161,9 @@ def main() -> int:
         finally:
             for k in ("A", "B"):
                 clients[k].close()
-                apis[k].terminate()
-                apis[k].wait()
+            for api in apis.values():
+                api.terminate()
+                api.wait()
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
     return 0
