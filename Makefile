@@ -179,7 +179,8 @@ agent-dist-check: agent-dist deps-py
 
 # The PTS purge (agent/src/iowatt_agent/pts.py) run for real on QEMU's emulated NVMe controller with
 # two namespaces, in a guest booted under TCG (ADR 0055; tests/agent/nvme_guest.py): the format
-# erases the listed namespace and nothing else, a discard too. ~20 CPU-s, not part of `make test`.
+# erases the listed namespace and nothing else, a discard too, and a whole PTS run starts with it.
+# ~30 CPU-s, not part of `make test`.
 .PHONY: nvme-purge-check
 nvme-purge-check: deps-py
 	@command -v qemu-system-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends qemu-system-x86

@@ -1,10 +1,10 @@
 """An emulated NVMe device to purge for real: QEMU's NVMe controller in a virtual machine that boots
 Debian's cloud kernel (its NVMe driver built in) with an initramfs made here: busybox, nvme-cli,
-blkdiscard, this machine's Python 3.11 and the agent's own packages (agent/src, libs/*/src), whose
-/init runs a program the test gives and powers off. What the guest prints on its serial console
-comes back to the test.
+blkdiscard, this machine's Python 3.11, the agent's own packages (agent/src, libs/*/src) and the
+engine (agent/engine/build), whose /init runs a program the test gives and powers off. What the
+guest prints on its serial console comes back to the test.
 
-Used by tests/agent/test_nvme_guest.py (`make nvme-purge-check`, ADR 0054). The Debian packages
+Used by tests/agent/test_nvme_guest.py (`make nvme-purge-check`, ADR 0055). The Debian packages
 (the kernel, nvme-cli, libnvme1, busybox-static) come from `apt-get download` into a cache outside
 the clone, once; QEMU is Debian's qemu-system-x86. The guest runs under TCG, QEMU's own CPU
 emulation: this machine's /dev/kvm is PVM (kvm_pvm), which runs only kernels built as PVM guests;
@@ -31,6 +31,7 @@ KERNEL_META = "linux-image-cloud-amd64"
 PACKAGES = ("nvme-cli", "libnvme1", "busybox-static")
 QEMU = "qemu-system-x86_64"
 PYTHON = Path("/usr/bin/python3.11")
+ENGINE = REPO / "agent/engine/build/iowatt-engine"  # make engine
 STDLIB = Path("/usr/lib/python3.11")
 # stdlib directories the agent's purge never imports (the guest's initramfs stays ~12 MB)
 STDLIB_SKIP = {
@@ -59,6 +60,8 @@ def missing_tools() -> list[str]:
     missing = [t for t in (QEMU, "apt-get", "apt-cache", "dpkg", "blkdiscard") if not shutil.which(t)]
     if not PYTHON.exists():
         missing.append(str(PYTHON))
+    if not ENGINE.exists():
+        missing.append(f"{ENGINE.relative_to(REPO)} (make engine)")
     return missing
 
 
@@ -118,8 +121,9 @@ def _files(root: Path, program: str, init: str) -> Iterator[tuple[str, Path | by
     yield "usr/sbin/nvme", nvme_cli, 0o755
     yield "usr/sbin/blkdiscard", blkdiscard, 0o755
     yield "usr/bin/python3.11", PYTHON, 0o755
+    yield "usr/bin/iowatt-engine", ENGINE, 0o755
     libs: set[Path] = set()
-    for binary in (nvme_cli, blkdiscard, PYTHON):
+    for binary in (nvme_cli, blkdiscard, PYTHON, ENGINE):
         libs |= _libraries(binary, [libdir])
     for lib in sorted(libs):
         guest = f"lib/x86_64-linux-gnu/{lib.name}"

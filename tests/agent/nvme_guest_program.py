@@ -2,7 +2,10 @@
 it as /check.py): it writes a known pattern to both namespaces of QEMU's NVMe controller, runs the
 agent's own purge (iowatt_agent.pts: the plan from nvme-cli's real output, then the commands) on
 the first, and reads both back with O_DIRECT (no page cache between the device and the check).
-Then the same with the purge `blkdiscard`. Every finding is one line "IOWATT-GUEST tag {json}"."""
+Then the same with the purge `blkdiscard`. Last, a whole PTS run (a Write Saturation trial over the
+namespace's first MiB) as the agent starts it: PtsRunner's job and its child `python -m
+iowatt_agent.pts` with the real engine, whose document names the purge it did. Every finding is
+one line "IOWATT-GUEST tag {json}"."""
 
 import json
 import mmap
@@ -12,6 +15,7 @@ import sys
 from pathlib import Path
 
 from iowatt_agent import nvme, pts
+from iowatt_agent.kinds.pts import PtsRunner
 
 FIRST, SECOND = "/dev/nvme0n1", "/dev/nvme0n2"
 CHUNK = 1 << 20
@@ -81,7 +85,30 @@ def main() -> int:
         record = pts.purge(method, FIRST)
         say(f"{method}-purge", record)
         say(f"{method}-after", {"first": read(FIRST), "second": read(SECOND)})
+    whole_run()
     return 0
+
+
+def whole_run() -> None:
+    """A Write Saturation trial on the first namespace's first MiB (4 MiB of RND 4 KiB writes):
+    the purge, then the engine's rounds, from the document the agent would upload."""
+    write(FIRST)
+    write(SECOND)
+    engine = "/usr/bin/iowatt-engine"
+    job = {"mode": "pts", "test": "wsat", "purge": "auto", "threads": 1, "iodepth": 4}
+    job |= {"ioengine": "libaio", "round_s": 1, "capacity_fraction": 1 / 64}
+    runner = PtsRunner()
+    Path("/tmp/pts").mkdir()
+    run = runner.prepare(engine, job, text_file=Path("/tmp/pts/job.json"), target=FIRST, run_key="nvme")
+    run.make_dir()
+    argv = [str(runner.program(run, engine)), *runner.arguments(run)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    run.discard()
+    say("run-exit", {"code": done.returncode, "stderr": done.stderr[-1500:]})
+    doc = json.loads(done.stdout)["pts"]
+    keys = ("purge", "stop", "region_bytes", "deviations", "bytes_written")
+    say("run-pts", {k: doc[k] for k in keys} | {"rounds": len(doc["rounds"])})
+    say("run-after", {"first": read(FIRST), "second": read(SECOND)})
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ namespaces in a virtual machine (tests/agent/nvme_guest.py), where the agent's o
 (iowatt_agent.pts, in the guest's Python) plans from nvme-cli's real output and runs its commands.
 
 `make nvme-purge-check` runs this (IOWATT_NVME_GUEST_CHECK=1); `make test` does not: the guest is
-emulated by TCG (this machine's /dev/kvm is PVM, which boots no stock kernel), ~20 CPU-s a boot.
+emulated by TCG (this machine's /dev/kvm is PVM, which boots no stock kernel), ~30 CPU-s a run.
 
 What it proves, reading the namespaces back with O_DIRECT:
 - `auto` on a controller without Sanitize (QEMU 7.2's SANICAP is 0) plans NVMe Format with user
@@ -11,6 +11,10 @@ What it proves, reading the namespaces back with O_DIRECT:
   namespace 2 (FNA 0: a format acts on one namespace) keeps its pattern;
 - the purge `blkdiscard` on namespace 1 leaves it reading zeros (the drive passes discards on),
   namespace 2 untouched;
+- a whole PTS run as the agent starts it (PtsRunner's job, its child `python -m iowatt_agent.pts`
+  with the real engine): a Write Saturation trial over namespace 1's first MiB, purged by the
+  format (the document's `pts.purge`), stopped at 4 x the region; the rest of namespace 1 reads
+  zeros, namespace 2 keeps its pattern;
 - the device is not in use (pts.device_in_use) and nvme-cli's id-ctrl output is read by
   iowatt_agent.nvme (it is also kept as tests/agent/data/nvme/qemu-7.2-id-ctrl.json for the unit
   tests). QEMU 7.2 answers the Sanitize Status log with Invalid Field: no sanitize can be proved
@@ -30,7 +34,7 @@ pytestmark = [
     pytest.mark.timeout(900),
     pytest.mark.skipif(
         os.environ.get("IOWATT_NVME_GUEST_CHECK") != "1",
-        reason="make nvme-purge-check runs it (IOWATT_NVME_GUEST_CHECK=1): an emulated machine, ~20 CPU-s",
+        reason="make nvme-purge-check runs it (IOWATT_NVME_GUEST_CHECK=1): an emulated machine, ~30 CPU-s",
     ),
 ]
 
@@ -70,6 +74,18 @@ def test_the_agents_purge_erases_an_emulated_nvme_namespace_and_nothing_else(tmp
     erased = {"pattern": 0, "zero": 3, "other": 0}
     for method in ("auto", "blkdiscard"):
         assert doc[f"{method}-after"] == {"first": erased, "second": both}, method
+    # a whole Write Saturation trial as the agent runs it: purged by format (its record in the
+    # document), then 4 x the first MiB written by the engine: the rest of namespace 1 reads zeros
+    assert doc["run-exit"]["code"] == 0, doc["run-exit"]["stderr"]
+    run = doc["run-pts"]
+    assert run["purge"]["method"] == "nvme-format", run["purge"]
+    assert (
+        run["purge"]["note"]
+        == "NVMe Format, user data erase; no sanitize: the controller offers none (SANICAP 0)"
+    )
+    assert run["region_bytes"] == 1 << 20 and run["stop"]["rule"] == "capacity" and run["rounds"] >= 1
+    assert run["bytes_written"] >= 4 << 20
+    assert doc["run-after"] == {"first": {"pattern": 0, "zero": 2, "other": 1}, "second": both}
     # the real output, kept for the unit tests' parser cases (the same each run but the serial)
     kept = Path(__file__).with_name("data") / "nvme" / "qemu-7.2-id-ctrl.json"
     assert json.loads(kept.read_text())["sanicap"] == json.loads(doc["id-ctrl"]["text"])["sanicap"]
