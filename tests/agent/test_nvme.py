@@ -257,7 +257,7 @@ def test_a_failed_sanitize_falls_back_to_format_then_to_discard(
         "sanitize /dev/nvme0n1 --sanact=4 --ause",
         "sanitize-log /dev/nvme0n1 -o json",
         "sanitize /dev/nvme0n1 --sanact=1",  # the failure mode left, so the format may run
-        "format /dev/nvme0n1 --ses=1 --force",
+        "format /dev/nvme0n1 --ses=1 --force --timeout=21600000",
         "/dev/nvme0n1",
     ]
     (bins / "failed.json").write_text(sanitize_log(1, cdw10=12, dev="nvme0n1"))

@@ -68,7 +68,7 @@ def test_the_agents_purge_erases_an_emulated_nvme_namespace_and_nothing_else(tmp
         assert doc[f"{method}-in-use"] is None
     assert doc["auto-plans"] == ["nvme-format", "blkdiscard"]
     assert doc["auto-purge"]["method"] == "nvme-format"
-    assert doc["auto-purge"]["commands"] == ["nvme format /dev/nvme0n1 --ses=1 --force"]
+    assert doc["auto-purge"]["commands"] == ["nvme format /dev/nvme0n1 --ses=1 --force --timeout=21600000"]
     assert doc["blkdiscard-plans"] == ["blkdiscard"]
     assert doc["blkdiscard-purge"]["method"] == "blkdiscard"
     erased = {"pattern": 0, "zero": 3, "other": 0}

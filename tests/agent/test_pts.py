@@ -60,7 +60,9 @@ def test_the_purge_is_the_strongest_the_device_has(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(pts.shutil, "which", lambda name: f"/usr/sbin/{name}")
     monkeypatch.setattr(pts, "discard_supported", lambda real: True)
     method, commands, _ = pts.purge_plan("auto", "/dev/nvme0n1")
-    assert method == "nvme-format" and commands == [["nvme", "format", "/dev/nvme0n1", "--ses=1", "--force"]]
+    assert method == "nvme-format" and commands == [
+        ["nvme", "format", "/dev/nvme0n1", "--ses=1", "--force", "--timeout=21600000"]
+    ]
     method, commands, _ = pts.purge_plan("auto", "/dev/sdb", run=lambda argv: HDPARM_I)
     assert method == "ata-secure-erase" and [c[3] for c in commands] == [
         "--security-set-pass",

@@ -268,7 +268,9 @@ def _nvme_plans(real: str, run: Callable[[list[str]], str] | None) -> tuple[list
         why.append(f"no format: it may erase every namespace and {shared}")
     else:
         note = "; ".join(["NVMe Format, user data erase", *why])
-        plans.append(("nvme-format", [["nvme", "format", real, "--ses=1", "--force"]], note))
+        # nvme-cli's own timeout would end a long erase (the kernel then resets the controller)
+        argv = ["nvme", "format", real, "--ses=1", "--force", f"--timeout={PURGE_TIMEOUT_S * 1000}"]
+        plans.append(("nvme-format", [argv], note))
     return plans, why
 
 
