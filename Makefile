@@ -182,7 +182,7 @@ agent-dist-check: agent-dist deps-py
 # erases the listed namespace and nothing else, a discard too, and a whole PTS run starts with it.
 # ~30 CPU-s, not part of `make test`.
 .PHONY: nvme-purge-check
-nvme-purge-check: deps-py
+nvme-purge-check: deps-py engine
 	@command -v qemu-system-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends qemu-system-x86
 	IOWATT_NVME_GUEST_CHECK=1 $(BIN)/pytest -q -p no:randomly tests/agent/test_nvme_guest.py
 
