@@ -182,6 +182,14 @@ def main() -> int:
         "has run a while (each agent's second one at a uniformly drawn point of the first named "
         "interval); start: as a fleet started at once (README § Heartbeats and polls in phase)",
     )
+    ap.add_argument(
+        "--stack-nice",
+        type=int,
+        default=5,
+        help="run the stack's processes (API, workers, beat, Caddy, PostgreSQL) this much nicer than "
+        "the simulator, which stands for clients on other machines: its late event loop is not "
+        "measured as the server's latency (0: all alike, as before session 26)",
+    )
     ap.add_argument("--json", type=Path, help="write every measurement here")
     ap.add_argument(
         "--keep",
@@ -195,6 +203,7 @@ def main() -> int:
         args.json = args.json or args.keep / "load.json"
     if args.server_tree:
         loadsim.SERVER_TREE = args.server_tree.resolve()
+    loadsim.STACK_NICE = args.stack_nice
     cfg = loadsim.Config(
         agents=args.agents,
         users=args.users,
@@ -206,8 +215,11 @@ def main() -> int:
         max_runs=args.max_runs,
         phase=args.phase,
     )
-    # SIGTERM (`timeout`) acts as Ctrl-C: asyncio.run cancels the simulation, the context
-    # managers stop the stack
+    # SIGTERM (`timeout`, kill) acts as Ctrl-C: asyncio.run cancels the simulation, the context
+    # managers stop the stack. Python's own SIGINT handler first: a command started with `&` by a
+    # non-interactive shell (the quiet window's `run.py ... & cpu_split.py $!`) inherits SIGINT
+    # ignored, and then neither signal stopped it (its stack was left running)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
     t_all = time.monotonic()
     with (
