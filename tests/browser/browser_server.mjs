@@ -1,12 +1,13 @@
-// One Chromium for many browser scripts: launches Debian's Chromium as a Playwright browser server
-// (lib.mjs's flags), prints its WebSocket endpoint as one line (`ws://…`) and serves until its
-// stdin closes (the test process that started it ended) or the browser exits. A script connects
-// when IOWATT_BROWSER_WS names the endpoint (lib.mjs `openBrowser`) and works in contexts of its
-// own, which close when it disconnects; test_browser.py's `_browser_ws()` starts one per test
-// process and starts another when this one has gone.
-import { readFileSync } from "node:fs";
+// One Chromium for many browser scripts run as nodes of their own (IOWATT_BROWSER_RUNNER=0, or
+// IOWATT_BROWSER_SERVER=1; runner.mjs otherwise launches a Chromium of its own for the scripts it
+// runs): launches Debian's Chromium as a Playwright browser server (lib.mjs's flags), prints its
+// WebSocket endpoint as one line (`ws://…`) and serves until its stdin closes (the test process
+// that started it ended) or the browser exits. A script connects when IOWATT_BROWSER_WS names the
+// endpoint (lib.mjs `openBrowser`) and works in contexts of its own, which close when it
+// disconnects; test_browser.py's `_browser_ws()` starts one per test process and starts another
+// when this one has gone.
 import { createRequire } from "node:module";
-import { CHROMIUM, CHROMIUM_ARGS } from "./lib.mjs";
+import { CHROMIUM, CHROMIUM_ARGS, lostDisabledFeatures } from "./lib.mjs";
 
 const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -18,14 +19,7 @@ const server = await chromium.launchServer({
   host: "127.0.0.1",
 });
 // Chromium reads the last --disable-features only: ours must hold every one Playwright passes
-const argv = readFileSync(`/proc/${server.process().pid}/cmdline`, "utf8").split("\0");
-const lists = argv
-  .filter((a) => a.startsWith("--disable-features="))
-  .map((a) => a.slice("--disable-features=".length).split(","));
-const lost = lists
-  .slice(0, -1)
-  .flat()
-  .filter((f) => !lists.at(-1).includes(f));
+const lost = lostDisabledFeatures(server.process().pid);
 if (lost.length) {
   console.log(`browser_server: lib.mjs's --disable-features drops Playwright's ${lost.join(",")}`);
   await server.close();

@@ -59,7 +59,8 @@ export class ScriptExit extends Error {
   }
 }
 
-// runner.mjs's hooks while it runs a script ({ exit(code), line(), onStray(fn) }), else null;
+// runner.mjs's hooks while it runs a script ({ exit(code), line(), onStray(fn), browser(): its
+// Chromium, or null when the script is to connect to IOWATT_BROWSER_WS }), else null;
 // inRunner once runner.mjs has set them: from then on nothing here ends the process (what a script
 // left running after its end only stops with a ScriptExit)
 let runner = null;
@@ -274,21 +275,43 @@ export const CHROMIUM_ARGS = [
   "--js-flags=--no-opt --no-maglev",
 ];
 
-/** The browser server IOWATT_BROWSER_WS names (browser_server.mjs: one Chromium per test process,
- * each script in contexts of its own, closed when it disconnects), else a Chromium of the script's
- * own. A server that does not answer is said on a `#` line, and the script launches its own. */
+/** The Chromium a script works in: runner.mjs's (one launch per test process, kept for every script
+ * it runs), else the browser server IOWATT_BROWSER_WS names (browser_server.mjs: a script run as a
+ * node of its own, IOWATT_BROWSER_RUNNER=0), else a Chromium of the script's own. A server that
+ * does not answer is said on a `#` line, and the script launches its own. `shared`: the browser
+ * outlives the script (its contexts are closed at its end, not the browser). */
 async function connectOrLaunch(name) {
+  if (runner?.browser) return { browser: await runner.browser(), shared: true };
   const ws = process.env.IOWATT_BROWSER_WS;
   if (ws) {
     try {
-      return await chromium.connect(ws, { timeout: 10_000 });
+      return { browser: await chromium.connect(ws, { timeout: 10_000 }), shared: false };
     } catch (err) {
       console.log(
         `# ${name}: browser server ${ws} did not answer (${err?.message ?? err}): launching`,
       );
     }
   }
+  return { browser: await launchChromium(), shared: false };
+}
+
+/** Debian's Chromium with CHROMIUM_ARGS (headless). */
+export function launchChromium() {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Chromium reads the last --disable-features only: the features of Playwright's own list that the
+ * command line of process `pid` (a Chromium Playwright launched) loses, so that ours must repeat
+ * them (a Playwright upgrade: copy its list into PLAYWRIGHT_DISABLED_FEATURES). */
+export function lostDisabledFeatures(pid) {
+  const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  const lists = argv
+    .filter((a) => a.startsWith("--disable-features="))
+    .map((a) => a.slice("--disable-features=".length).split(","));
+  return lists
+    .slice(0, -1)
+    .flat()
+    .filter((f) => !lists.at(-1).includes(f));
 }
 
 /** With IOWATT_STEP_CPU=1, the CPU seconds of this process's cgroup (v1 cpuacct): the test process
@@ -307,12 +330,31 @@ function treeCpu() {
   }
 }
 
-/** The script's contexts closed, then the browser: a launched one exits, a server's stays up for
- * the next script (close() only disconnects from it). */
-async function closeAll(browser) {
+/** With IOWATT_STEP_METRICS=1, Chromium's own counters of the script's page (DevTools'
+ * Performance.getMetrics: its renderer's main thread busy, running JavaScript, laying out,
+ * recalculating styles) read around each step, to find the expensive page; else null. */
+async function pageMetrics(context, page) {
+  if (process.env.IOWATT_STEP_METRICS !== "1") return null;
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Performance.enable");
+  return async () => {
+    const { metrics } = await cdp.send("Performance.getMetrics");
+    return Object.fromEntries(metrics.map((m) => [m.name, m.value]));
+  };
+}
+
+/** A step's share of pageMetrics: seconds of the main thread's tasks, JavaScript, layout, style. */
+function metricsDelta(a, b) {
+  const d = (k) => ((b[k] ?? 0) - (a[k] ?? 0)).toFixed(2);
+  return `task ${d("TaskDuration")} s, script ${d("ScriptDuration")}, layout ${d("LayoutDuration")}, style ${d("RecalcStyleDuration")}`;
+}
+
+/** The script's contexts closed, then the browser unless it is runner.mjs's (`shared`): a launched
+ * one exits, a server's stays up for the next script (close() only disconnects from it). */
+async function closeAll(browser, shared) {
   if (!browser) return;
   await Promise.all(browser.contexts().map((c) => c.close().catch(() => {})));
-  await browser.close().catch(() => {});
+  if (!shared) await browser.close().catch(() => {});
 }
 
 /**
@@ -327,7 +369,14 @@ export async function openBrowser(
   name,
   { acceptDownloads = true, timed = false, onFail = () => {} } = {},
 ) {
-  const state = { step: "launch", passed: 0, browser: null, context: null, page: null };
+  const state = {
+    step: "launch",
+    passed: 0,
+    browser: null,
+    shared: false,
+    context: null,
+    page: null,
+  };
   const pageErrors = [];
 
   const fail = async (err) => {
@@ -344,7 +393,7 @@ export async function openBrowser(
         `${name}: screenshot ${join(ARTIFACTS, "failure.png")} (url ${state.page.url()})`,
       );
     }
-    await closeAll(state.browser);
+    await closeAll(state.browser, state.shared);
     console.log(`${name}: ${state.passed} passed, 1 failed`);
     exit(1);
   };
@@ -359,7 +408,7 @@ export async function openBrowser(
   }
 
   try {
-    state.browser = await connectOrLaunch(name);
+    ({ browser: state.browser, shared: state.shared } = await connectOrLaunch(name));
     state.context = await state.browser.newContext({
       acceptDownloads,
       viewport: { width: 1440, height: 900 },
@@ -373,10 +422,12 @@ export async function openBrowser(
   state.page = page;
   page.on("pageerror", (err) => pageErrors.push(String(err)));
 
+  const metrics = await pageMetrics(context, page);
   const run = async (stepName, fn) => {
     state.step = stepName;
     const t0 = Date.now();
     const cpu0 = treeCpu();
+    const m0 = await metrics?.();
     try {
       await fn();
     } catch (err) {
@@ -384,7 +435,8 @@ export async function openBrowser(
       await fail(err);
     }
     state.passed += 1;
-    const cpu = cpu0 === null ? "" : `, tree ${(treeCpu() - cpu0).toFixed(2)} CPU-s`;
+    const m = m0 ? `, page ${metricsDelta(m0, await metrics())}` : "";
+    const cpu = (cpu0 === null ? "" : `, tree ${(treeCpu() - cpu0).toFixed(2)} CPU-s`) + m;
     console.log(
       `ok ${state.passed} - ${stepName}${timed || cpu ? ` (${Date.now() - t0} ms${cpu})` : ""}`,
     );
@@ -410,7 +462,7 @@ export async function openBrowser(
     state.step = "no uncaught errors in the page";
     if (pageErrors.length) await fail(new Error(`page errors: ${pageErrors.join(" | ")}`));
     console.log(`${name}: ${state.passed} passed, 0 failed`);
-    await closeAll(browser);
+    await closeAll(browser, state.shared);
     exit(0); // nothing left to wait for (a script's timers or sockets must not hold it)
   };
 

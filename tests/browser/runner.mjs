@@ -12,11 +12,21 @@
 // `needs()`. While a script runs, the next stdin line answers its `pause` (lib.mjs). A script that
 // hangs is the test's to end: it kills this process (pytest's timeout), and the next test starts
 // another. The runner exits when stdin closes (the test process ended).
-import { appendFileSync } from "node:fs";
+//
+// The runner launches Chromium itself, once, when a script first opens a browser (lib.mjs
+// `openBrowser`), and keeps it for every later script: each script works in contexts of its own,
+// which the runner closes when the script ends, whatever way it ended (as a browser server closes
+// a client's contexts when it disconnects). Playwright's client and server then live in one
+// process and talk in memory, where a browser server (browser_server.mjs, a node of its own) had
+// every call and every DevTools event it forwards encoded as JSON over a WebSocket on both sides.
+// A browser that has exited (crashed, killed) is launched again for the next script. A script whose
+// environment names IOWATT_BROWSER_WS connects to that server instead (IOWATT_BROWSER_SERVER=1: the
+// old way, to compare). Killed, the runner takes its Chromium with it (Playwright's launch pipe).
+import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
-import { readEnv, ScriptExit, setRunner } from "./lib.mjs";
+import { launchChromium, lostDisabledFeatures, readEnv, ScriptExit, setRunner } from "./lib.mjs";
 
 const END = "\0iowatt-runner exit ";
 
@@ -30,7 +40,50 @@ input.on("line", (l) => {
     w(l);
   } else queued.push(l);
 });
-input.on("close", () => process.exit(0));
+input.on("close", async () => {
+  await (await launched)?.close().catch(() => {});
+  process.exit(0);
+});
+
+/** This process's Chromium: launched at the first script that opens a browser, again when the last
+ * one has exited. */
+let launched = null;
+async function browser() {
+  const b = await launched?.catch(() => null);
+  if (b?.isConnected()) return b;
+  launched = launchChromium().then((b) => {
+    const lost = lostDisabledFeatures(chromiumPid());
+    if (lost.length) {
+      b.close().catch(() => {});
+      throw new Error(`lib.mjs's --disable-features drops Playwright's ${lost.join(",")}`);
+    }
+    return b;
+  });
+  return launched;
+}
+
+/** The pid of the Chromium this process launched (its child whose command line names CHROMIUM
+ * flags: Playwright starts the browser process directly). */
+function chromiumPid() {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (
+        ppid === process.pid &&
+        readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--disable-features=")
+      )
+        return pid;
+    } catch {} // a process that has gone
+  }
+  throw new Error("runner: the Chromium it launched is not among its children");
+}
+
+/** The script's contexts closed, whatever way it ended (runner.mjs's browser outlives it). */
+async function closeContexts() {
+  const b = await launched?.catch(() => null);
+  if (b?.isConnected()) await Promise.all(b.contexts().map((c) => c.close().catch(() => {})));
+}
 
 /** The next line on stdin. */
 function line() {
@@ -74,7 +127,12 @@ async function runScript({ script, env }, n) {
       exit(1);
     }
   };
-  setRunner({ exit, line, onStray: (h) => handlers.push(h) });
+  setRunner({
+    exit,
+    line,
+    onStray: (h) => handlers.push(h),
+    browser: env.IOWATT_BROWSER_WS ? null : browser,
+  });
   import(`${pathToFileURL(resolve(script)).href}?run=${n}`).then(
     () => exit(0), // its code ran to the end without done(): node would exit 0 once idle
     (err) => {
@@ -86,6 +144,7 @@ async function runScript({ script, env }, n) {
   await end;
   setRunner(null);
   current = null;
+  await closeContexts();
   return code;
 }
 

@@ -85,9 +85,10 @@ def _kill_runner() -> None:
 
 
 def _browser_ws() -> str:
-    """The WebSocket endpoint of this test process's Chromium (browser_server.mjs): one launch for
-    every browser script this process runs, each in contexts of its own. A server that has exited
-    (its browser crashed or was killed) is noticed here and another one started."""
+    """The WebSocket endpoint of this test process's browser server (browser_server.mjs), for
+    scripts run as nodes of their own (`_browser_server_wanted`; runner.mjs's scripts work in the
+    runner's Chromium): one launch for every such script, each in contexts of its own. A server
+    that has exited (its browser crashed or was killed) is noticed here and another one started."""
     if _server and _server[0][0].poll() is not None:
         _server.clear()
     if not _server:
@@ -103,6 +104,13 @@ def _browser_ws() -> str:
         assert ws.startswith("ws://"), f"browser_server.mjs printed {ws!r} (exit {proc.poll()})"
         _server.append((proc, ws))
     return _server[0][1]
+
+
+def _browser_server_wanted() -> bool:
+    """Scripts run by runner.mjs work in its Chromium (launched by the runner itself: no browser
+    server between them); a node per script (IOWATT_BROWSER_RUNNER=0) connects to this process's
+    browser server, and so do the runner's scripts with IOWATT_BROWSER_SERVER=1 (to compare)."""
+    return os.environ.get("IOWATT_BROWSER_RUNNER") == "0" or os.environ.get("IOWATT_BROWSER_SERVER") == "1"
 
 
 def _shots_wanted() -> bool:
@@ -139,20 +147,27 @@ def _node(
         "IOWATT_EMAIL": live.email,
         "IOWATT_PASSWORD": live.password,
         "IOWATT_ARTIFACTS": str(tmp_path),
-        "IOWATT_BROWSER_WS": _browser_ws(),
+        **({"IOWATT_BROWSER_WS": _browser_ws()} if _browser_server_wanted() else {}),
         **({"IOWATT_SHOTS": "1"} if _shots_wanted() else {}),
         **({"IOWATT_PAUSES": "1"} if pauses else {}),
         **extra,
     }
-    if os.environ.get("IOWATT_BROWSER_RUNNER") == "0":  # a node per script, as before runner.mjs
-        returncode, report = _node_process(script, env, pauses)
-    else:
-        returncode, report = _node_runner(script, env, pauses)
+    returncode, report = _run_script(script, env, pauses)
     if os.environ.get("IOWATT_STEP_CPU") == "1":  # each step's CPU, to find what a script spends
         print(f"{script}:\n{report}")
     assert returncode == 0, f"{script} failed (screenshots in {tmp_path}):\n{report}\n{live.tail()}"
     assert " 0 failed" in report
     return report
+
+
+def _run_script(
+    script: str, env: dict[str, str], pauses: dict[str, Callable[[], object]] | None = None
+) -> tuple[int, str]:
+    """A browser script run with exactly `env`: by this process's runner.mjs, or as a node of its
+    own with IOWATT_BROWSER_RUNNER=0 (as before runner.mjs); its exit status and what it printed."""
+    if os.environ.get("IOWATT_BROWSER_RUNNER") == "0":
+        return _node_process(script, env, pauses)
+    return _node_runner(script, env, pauses)
 
 
 def _answer_pauses(line: str, pauses: dict[str, Callable[[], object]] | None, stdin: IO[str]) -> None:

@@ -15,7 +15,14 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.browser.test_browser import CHROMIUM, _browser_ws, _shot, _shots_wanted
+from tests.browser.test_browser import (
+    CHROMIUM,
+    _browser_server_wanted,
+    _browser_ws,
+    _run_script,
+    _shot,
+    _shots_wanted,
+)
 from tests.conftest import REPO
 from tests.oidc.provider import oidc_provider
 from tests.services import Postgres, free_port
@@ -85,10 +92,9 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
                     message=lambda: log.read_text(errors="replace")[-2000:],
                 )
             _invitee_accepts(url, creds)
-            proc = subprocess.run(
-                ["node", "tests/browser/oidc.mjs"],
-                cwd=REPO,
-                env={
+            returncode, report = _run_script(
+                "tests/browser/oidc.mjs",
+                {
                     **os.environ,
                     "IOWATT_URL": url,
                     "IOWATT_EMAIL": creds["email"],
@@ -99,18 +105,14 @@ def test_oidc_sign_in_in_chromium(pg: Postgres, redis_url: str, db_url: str, tmp
                     "IOWATT_OIDC_UNPROVEN": "invitee",
                     "IOWATT_OIDC_UNPROVEN_PASSWORD": INVITEE_PASSWORD,
                     "IOWATT_OIDC_SHOTS": str(shots),
-                    "IOWATT_BROWSER_WS": _browser_ws(),
+                    **({"IOWATT_BROWSER_WS": _browser_ws()} if _browser_server_wanted() else {}),
                     **({"IOWATT_SHOTS": "1"} if _shots_wanted() else {}),
                 },
-                capture_output=True,
-                text=True,
-                timeout=300,
             )
         finally:
             api.terminate()
             api.wait(timeout=30)
-        report = proc.stdout + proc.stderr
-        assert proc.returncode == 0, (
+        assert returncode == 0, (
             f"oidc.mjs failed (screenshots in {tmp_path}):\n{report}\n"
             f"{log.read_text(errors='replace')[-3000:]}\n{provider.log()}"
         )
