@@ -33,7 +33,7 @@ def id_ctrl(**fields: int) -> str:
 
 
 def sanitize_log(
-    status: int, sprog: int = 0xFFFF, cdw10: int = 0, passes: int = 0, dev: str = "nvme0"
+    status: int, sprog: int = 0xFFFF, cdw10: int = 0, passes: int = 0, dev: str = "nvme0", erased: int = 0
 ) -> str:
     texts = {
         0: "NVM Subsystem has never been sanitized.",
@@ -44,7 +44,7 @@ def sanitize_log(
     doc = {
         "sprog": sprog,
         "sstat": {
-            "global_erased": 0,
+            "global_erased": erased,
             "no_cmplted_passes": passes,
             "status": f"({status}) {texts.get(status, '')}",
         },
@@ -88,7 +88,14 @@ def test_the_sanitize_status_log_as_nvme_cli_prints_it() -> None:
     odd["nvme0"]["sstat"] = {"A sanitize operation is currently in progress.": "(2) A sanitize ..."}
     assert nvme.parse_sanitize_log(json.dumps(odd)).in_progress
     flat = {"sprog": 65535, "sstat": 1 | 3 << 3, "cdw10_info": 4}
-    assert nvme.parse_sanitize_log(json.dumps(flat)) == nvme.SanitizeStatus(1, 65535 / 65536, 4, 3)
+    assert nvme.parse_sanitize_log(json.dumps(flat)) == nvme.SanitizeStatus(1, 65535 / 65536, 4, 3, False)
+    # SSTAT bit 8, Global Data Erased: printed as "global_erased", or in the plain number
+    assert nvme.parse_sanitize_log(sanitize_log(1, cdw10=2, erased=1)).global_erased is True
+    assert nvme.parse_sanitize_log(sanitize_log(1, cdw10=2)).global_erased is False
+    assert nvme.parse_sanitize_log(json.dumps(flat | {"sstat": 1 | 1 << 8})).global_erased is True
+    unsaid = json.loads(sanitize_log(1))
+    del unsaid["nvme0"]["sstat"]["global_erased"]
+    assert nvme.parse_sanitize_log(json.dumps(unsaid)).global_erased is None
     for bad, what in (
         ('{"a": {}, "b": {}}', "sprog"),
         ('{"sprog": 65536, "sstat": 1}', "out of range"),
@@ -207,12 +214,52 @@ def test_the_sanitize_is_polled_to_its_end_with_progress() -> None:
     assert why == "not complete after 10 s (10 %)" and forever.now == 10.0
 
 
+def test_a_status_log_still_as_before_the_command_is_not_this_sanitizes() -> None:
+    """Right after `nvme sanitize` returns, the log may still read as before the command: an
+    earlier sanitize's completion (the same action: SCDW10 alike) or "never sanitized". That is not
+    this sanitize's end: it is read again until the log moves, for up to SANITIZE_START_S."""
+    earlier = sanitize_log(1, cdw10=12)  # completed, data written since (GDE 0)
+    before = nvme.parse_sanitize_log(earlier)
+    logs = iter([earlier, earlier, sanitize_log(2, 0, 12), sanitize_log(1, cdw10=12, erased=1)])
+    clock, seen = Clock(), list[float]()
+    assert nvme_wait(lambda: next(logs), clock, seen, before=before) is None
+    assert seen == [0.0] and clock.slept == [2.0, 2.0, 2.0]  # the old code took the first read
+    # never sanitized, then done without its "in progress" being seen: the log moved, it is this one
+    never = sanitize_log(0, sprog=0)
+    logs = iter([never, sanitize_log(1, cdw10=12, erased=1)])
+    assert nvme_wait(lambda: next(logs), Clock(), [], before=nvme.parse_sanitize_log(never)) is None
+    # an earlier failure still shown, then this sanitize's progress and end (the old code: "failed")
+    failed = sanitize_log(3, cdw10=12)
+    logs = iter([failed, sanitize_log(2, 100, 12), sanitize_log(1, cdw10=12)])
+    assert nvme_wait(lambda: next(logs), Clock(), [], before=nvme.parse_sanitize_log(failed)) is None
+    # the log never moves: the sanitize did not start (so the purge falls back to the format)
+    stuck = Clock()
+    why = nvme_wait(lambda: earlier, stuck, [], before=before)
+    assert why == (
+        "the sanitize status log still reads as before the command (status 1) after 30 s: "
+        "the sanitize did not start"
+    )
+    assert stuck.now == 30.0
+    # ... unless it says nothing was written since the last completed sanitize (GDE): erased either way
+    clean, waited = sanitize_log(1, cdw10=12, erased=1), Clock()
+    assert nvme_wait(lambda: clean, waited, [], before=nvme.parse_sanitize_log(clean)) is None
+    assert waited.now == 30.0
+    # a moved log after it was seen in progress is taken even if it equals the one before
+    logs = iter([sanitize_log(2, 0, 12), earlier])
+    assert nvme_wait(lambda: next(logs), Clock(), [], before=before) is None
+
+
 def nvme_wait(
-    read: Callable[[], str], clock: Clock, seen: list[float], timeout_s: float = 3600
+    read: Callable[[], str],
+    clock: Clock,
+    seen: list[float],
+    timeout_s: float = 3600,
+    before: nvme.SanitizeStatus | None = None,
 ) -> str | None:
     return pts.wait_sanitize(
         read,
         4,
+        before=before,
         timeout_s=timeout_s,
         sleep=clock.sleep,
         clock=lambda: clock.now,
@@ -234,12 +281,15 @@ def test_a_failed_sanitize_falls_back_to_format_then_to_discard(
     bins = tmp_path / "bin"
     bins.mkdir()
     (bins / "id-ctrl.json").write_text(id_ctrl(sanicap=1))
+    (bins / "before.json").write_text(sanitize_log(0, sprog=0, dev="nvme0n1"))
     (bins / "failed.json").write_text(sanitize_log(3, cdw10=12, dev="nvme0n1"))
-    _program(
+    _program(  # the status log reads before.json until a sanitize is sent, then failed.json
         bins,
         "nvme",
-        f'case "$1" in\n id-ctrl) cat {bins}/id-ctrl.json ;;\n sanitize-log) cat {bins}/failed.json ;;\n'
-        ' sanitize) exit 0 ;;\n format) echo "NVMe status: Invalid Format(0x410a)" >&2; exit 1 ;;\nesac',
+        f'case "$1" in\n id-ctrl) cat {bins}/id-ctrl.json ;;\n'
+        f" sanitize-log) if [ -e {bins}/sent ]; then cat {bins}/failed.json;"
+        f" else cat {bins}/before.json; fi ;;\n sanitize) touch {bins}/sent ;;\n"
+        ' format) echo "NVMe status: Invalid Format(0x410a)" >&2; exit 1 ;;\nesac',
     )
     _program(bins, "blkdiscard", "exit 0")
     monkeypatch.setenv("PATH", f"{bins}:{os.environ['PATH']}")
@@ -254,6 +304,7 @@ def test_a_failed_sanitize_falls_back_to_format_then_to_discard(
     calls = [line.split(" ", 1)[1] for line in (bins / "calls").read_text().splitlines()]
     assert calls == [
         "id-ctrl /dev/nvme0n1 -o json",
+        "sanitize-log /dev/nvme0n1 -o json",  # what the log said before
         "sanitize /dev/nvme0n1 --sanact=4 --ause",
         "sanitize-log /dev/nvme0n1 -o json",
         "sanitize /dev/nvme0n1 --sanact=1",  # the failure mode left, so the format may run
@@ -261,6 +312,7 @@ def test_a_failed_sanitize_falls_back_to_format_then_to_discard(
         "/dev/nvme0n1",
     ]
     (bins / "failed.json").write_text(sanitize_log(1, cdw10=12, dev="nvme0n1"))
+    (bins / "sent").unlink()
     done = pts.purge("auto", "/dev/nvme0n1")
     assert done["method"] == "nvme-sanitize-crypto"
     assert done["commands"] == ["nvme sanitize /dev/nvme0n1 --sanact=4 --ause"]
@@ -268,20 +320,37 @@ def test_a_failed_sanitize_falls_back_to_format_then_to_discard(
         bins, "blkdiscard", "echo 'blkdiscard: BLKDISCARD ioctl failed: Operation not supported' >&2\nexit 1"
     )
     (bins / "failed.json").write_text(sanitize_log(3, cdw10=12, dev="nvme0n1"))
+    (bins / "sent").unlink()
     with pytest.raises(
         pts.PtsFailed, match="^purge failed: nvme-sanitize-crypto failed .*; blkdiscard failed"
     ):
         pts.purge("auto", "/dev/nvme0n1")
+    # a sanitize already running (the log before says so): none is sent, the purge goes on down
+    _program(bins, "blkdiscard", "exit 0")
+    (bins / "before.json").write_text(sanitize_log(2, 4096, 12, dev="nvme0n1"))
+    (bins / "sent").unlink()
+    (bins / "calls").unlink()
+    busy = pts.purge("auto", "/dev/nvme0n1")
+    assert busy["method"] == "blkdiscard" and busy["note"].startswith(
+        "nvme-sanitize-crypto failed (a sanitize is already in progress (the sanitize status log)); "
+    )
+    assert not any(line.split()[1] == "sanitize" for line in (bins / "calls").read_text().splitlines())
 
 
 # --- fuzzing: nvme-cli's output is outside text --------------------------------------------------------
 
-SEEDS = [ID_CTRL, sanitize_log(2, 100, 12), sanitize_log(1, cdw10=4), json.dumps({"sprog": 1, "sstat": 9})]
+SEEDS = [
+    ID_CTRL,
+    sanitize_log(2, 100, 12),
+    sanitize_log(1, cdw10=4, erased=1),
+    json.dumps({"sprog": 1, "sstat": 9 | 1 << 8}),
+]
 TOKENS = [
     '"sanicap":',
     '"sprog":',
     '"sstat":',
     '"status":"(',
+    '"global_erased":',
     "{",
     "}",
     "[",
@@ -333,6 +402,7 @@ KEYS = [
     "status",
     "cdw10_info",
     "no_cmplted_passes",
+    "global_erased",
     "nvme0",
     "x",
 ]

@@ -18,7 +18,9 @@ What it proves, reading the namespaces back with O_DIRECT:
 - the device is not in use (pts.device_in_use) and nvme-cli's id-ctrl output is read by
   iowatt_agent.nvme (it is also kept as tests/agent/data/nvme/qemu-7.2-id-ctrl.json for the unit
   tests). QEMU 7.2 answers the Sanitize Status log with Invalid Field: no sanitize can be proved
-  here (tests/agent/test_nvme.py tests it against nvme-cli's documented output).
+  here (tests/agent/test_nvme.py tests it against nvme-cli's documented output). Nor with
+  QEMU 10.0.2 (Debian 12's backports, tried in this guest in session 26: SANICAP 0, the Sanitize
+  command an Invalid Command Opcode): ADR 0055's update.
 """
 
 import json

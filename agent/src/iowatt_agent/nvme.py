@@ -9,9 +9,11 @@
   device's name: `{"nvme0": {"sprog": N, "sstat": {"status": "(S) text", "no_cmplted_passes": P,
   "global_erased": G, ...}, "cdw10_info": C, ...}}`. SPROG is the progress in 65,536ths; SSTAT
   bits 2:0 the status (0 never sanitized, 1 completed, 2 in progress, 3 failed, 4 completed with
-  no-deallocate asked); SCDW10 (`cdw10_info`) the last sanitize command's dword 10, its bits 2:0
-  the action. Some nvme-cli versions print the status under another key than "status" or SSTAT
-  as a plain number: both are read.
+  no-deallocate asked), bits 7:3 the overwrite passes completed, bit 8 Global Data Erased (GDE,
+  `global_erased`: nothing in the subsystem written since it was made or since the last sanitize
+  that completed); SCDW10 (`cdw10_info`) the last sanitize command's dword 10, its bits 2:0 the
+  action. Some nvme-cli versions print the status under another key than "status" or SSTAT as a
+  plain number: both are read.
 
 Outside text: anything that is not such a document is NvmeOutputError (a ValueError), never
 another exception (tests/agent/test_nvme.py fuzzes both parsers)."""
@@ -82,6 +84,7 @@ class SanitizeStatus:
     progress: float  # 0..1, meaningful while in progress
     sanact: int | None  # the last sanitize command's action (SCDW10 bits 2:0), when printed
     passes: int | None  # overwrite passes completed
+    global_erased: bool | None = None  # SSTAT bit 8 (GDE), when printed
 
     @property
     def in_progress(self) -> bool:
@@ -135,12 +138,12 @@ def parse_id_ctrl(text: str) -> Controller:
 _STATUS_TEXT = re.compile(r"\s*\((\d{1,3})\)")
 
 
-def _status(sstat: Any) -> tuple[int, int | None]:
-    """SSTAT as nvme-cli prints it -> (status, overwrite passes completed or None)."""
+def _status(sstat: Any) -> tuple[int, int | None, bool | None]:
+    """SSTAT as nvme-cli prints it -> (status, overwrite passes completed or None, GDE or None)."""
     if isinstance(sstat, int) and not isinstance(sstat, bool):
         if not 0 <= sstat < 1 << 16:
             raise NvmeOutputError(f"'sstat' out of range: {sstat}")
-        return sstat & 0b111, sstat >> 3 & 0b11111
+        return sstat & 0b111, sstat >> 3 & 0b11111, bool(sstat >> 8 & 1)
     if not isinstance(sstat, dict):
         raise NvmeOutputError("'sstat' is neither a number nor an object")
     texts = [sstat.get("status")] + [v for k, v in sstat.items() if k != "status"]
@@ -150,7 +153,9 @@ def _status(sstat: Any) -> tuple[int, int | None]:
             passes: object = sstat.get("no_cmplted_passes")
             if isinstance(passes, bool) or not isinstance(passes, int) or not 0 <= passes < 32:
                 passes = None
-            return int(m.group(1)) & 0b111, passes
+            erased: object = sstat.get("global_erased")
+            gde = bool(erased) if erased in (0, 1) and not isinstance(erased, float) else None
+            return int(m.group(1)) & 0b111, passes, gde
     raise NvmeOutputError("'sstat' has no status \"(N) ...\"")
 
 
@@ -167,6 +172,8 @@ def parse_sanitize_log(text: str) -> SanitizeStatus:
         raise NvmeOutputError(f"'sprog' out of range: {sprog}")
     if "sstat" not in doc:
         raise NvmeOutputError("no 'sstat'")
-    status, passes = _status(doc["sstat"])
+    status, passes, gde = _status(doc["sstat"])
     sanact = _u32(doc, "cdw10_info") & 0b111 if "cdw10_info" in doc else None
-    return SanitizeStatus(status=status, progress=sprog / SPROG_FULL, sanact=sanact, passes=passes)
+    return SanitizeStatus(
+        status=status, progress=sprog / SPROG_FULL, sanact=sanact, passes=passes, global_erased=gde
+    )

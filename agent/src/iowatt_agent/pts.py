@@ -328,6 +328,9 @@ def _output(argv: list[str]) -> str:
 
 
 SANITIZE_POLL_S = 2.0
+# how long the status log may still show what it showed before the command (the sanitize not yet
+# begun, as the log reads it) before this sanitize counts as not started
+SANITIZE_START_S = 30.0
 NOTE_MAX = 1900  # the server keeps 2,000 characters of a purge's note (backend/pts/schemas.py)
 
 
@@ -335,7 +338,9 @@ def wait_sanitize(
     read_log: Callable[[], str],
     sanact: int,
     *,
+    before: nvme.SanitizeStatus | None = None,
     timeout_s: float = PURGE_TIMEOUT_S,
+    start_s: float = SANITIZE_START_S,
     poll_s: float = SANITIZE_POLL_S,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
@@ -344,19 +349,38 @@ def wait_sanitize(
     """Poll the Sanitize Status log (read_log: `nvme sanitize-log DEV -o json`) until the
     sanitize started with action `sanact` is over: None when it completed, else why not (failed,
     unreadable, another action's result, not done after timeout_s). `report` gets the progress
-    (0..1) while it runs."""
-    deadline = clock() + timeout_s
+    (0..1) while it runs.
+
+    `before` is the log read before the command. Right after `nvme sanitize` returns, the log
+    may still read as it did (an earlier sanitize's "completed", or "never sanitized"): until it
+    has been seen in progress, a log equal to `before` is not this sanitize's, and is polled
+    again for up to start_s; then this sanitize counts as not started, unless that log says
+    completed with Global Data Erased set: nothing was written since the last sanitize that
+    completed, whichever it was, and it is taken."""
+    start = clock()
+    deadline = start + timeout_s
+    running = False
     while True:
         try:
             st = nvme.parse_sanitize_log(read_log())
         except nvme.NvmeOutputError as exc:
             return f"the sanitize status log is unreadable: {exc}"
         if st.in_progress:
+            running = True
             report(st.progress)
             if clock() >= deadline:
                 return f"not complete after {timeout_s:.0f} s ({st.progress * 100:.0f} %)"
             sleep(poll_s)
             continue
+        if not running and st == before:
+            if clock() - start < start_s:
+                sleep(poll_s)
+                continue
+            if not (st.succeeded and st.global_erased):
+                return (
+                    f"the sanitize status log still reads as before the command (status {st.status}) "
+                    f"after {start_s:.0f} s: the sanitize did not start"
+                )
         if st.failed:
             return "the sanitize status log says the operation failed"
         if not st.succeeded:
@@ -366,7 +390,14 @@ def wait_sanitize(
         return None
 
 
-def _finish_sanitize(real: str, sanact: int) -> str | None:
+def _sanitize_log(real: str) -> nvme.SanitizeStatus | None:
+    try:
+        return nvme.parse_sanitize_log(_output(["nvme", "sanitize-log", real, "-o", "json"]))
+    except nvme.NvmeOutputError:
+        return None
+
+
+def _finish_sanitize(real: str, sanact: int, before: nvme.SanitizeStatus | None) -> str | None:
     """After `nvme sanitize` returned: wait for the operation (progress on stderr, a line each
     10 %); on failure leave the failure mode (it was started with --ause) so a format may follow."""
     shown = [-1]
@@ -377,7 +408,9 @@ def _finish_sanitize(real: str, sanact: int) -> str | None:
             shown[0] = int(fraction * 10)
             say(f"pts: purge: sanitize {fraction * 100:.0f} %")
 
-    why = wait_sanitize(lambda: _output(["nvme", "sanitize-log", real, "-o", "json"]), sanact, report=report)
+    why = wait_sanitize(
+        lambda: _output(["nvme", "sanitize-log", real, "-o", "json"]), sanact, before=before, report=report
+    )
     if why is not None:
         _output(["nvme", "sanitize", real, f"--sanact={nvme.SANACT_EXIT_FAILURE}"])
     return why
@@ -385,6 +418,11 @@ def _finish_sanitize(real: str, sanact: int) -> str | None:
 
 def _run_plan(used: str, commands: list[list[str]], real: str) -> str | None:
     """Run one purge's commands: None when they did it, else why not."""
+    before = None
+    if used.startswith("nvme-sanitize-"):  # what the status log says before this sanitize
+        before = _sanitize_log(real)
+        if before is not None and before.in_progress:
+            return "a sanitize is already in progress (the sanitize status log)"
     for argv in commands:
         say(f"pts: purge: {' '.join(argv if used != 'ata-secure-erase' else argv[:-2] + ['***', real])}")
         try:
@@ -409,7 +447,7 @@ def _run_plan(used: str, commands: list[list[str]], real: str) -> str | None:
                 )
             return (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]
         if used.startswith("nvme-sanitize-"):
-            why = _finish_sanitize(real, int(argv[3].split("=")[1]))
+            why = _finish_sanitize(real, int(argv[3].split("=")[1]), before)
             if why is not None:
                 return why
     return None
