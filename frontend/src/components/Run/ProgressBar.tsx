@@ -14,7 +14,7 @@ export function ProgressBar({ percent, label = "progress" }: { percent: number; 
       aria-valuenow={Math.round(p)}
       data-testid="run-progress"
     >
-      <div className="progress-fill" style={{ width: `${p}%` }} />
+      <div className="progress-fill" style={{ transform: `scaleX(${p / 100})` }} />
       <span className="progress-label">{formatPercent(p)}</span>
     </div>
   );

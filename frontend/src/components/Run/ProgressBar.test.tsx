@@ -1,0 +1,18 @@
+import { render, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { ProgressBar } from "./ProgressBar";
+
+describe("ProgressBar", () => {
+  it("scales its fill (the compositor animates a transform alone), clamped to 0-100 %", () => {
+    const { rerender } = render(<ProgressBar percent={40} label="run" />);
+    const bar = screen.getByRole("progressbar", { name: "run" });
+    const fill = bar.querySelector<HTMLElement>(".progress-fill");
+    expect(fill?.style.transform).toBe("scaleX(0.4)");
+    // a width would lay the page out again in every frame of its transition (styles.css)
+    expect(fill?.style.width).toBe("");
+    expect(bar.getAttribute("aria-valuenow")).toBe("40");
+    rerender(<ProgressBar percent={140} label="run" />);
+    expect(fill?.style.transform).toBe("scaleX(1)");
+    expect(bar.textContent).toContain("100");
+  });
+});
