@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from backend.models import ResultJob, Run, RunStatus
 from backend.result import service as result_service
 from backend.run import repository, service
-from backend.run.schemas import JobSummary
+from backend.run.schemas import DirSummary, JobSummary
 from backend.workload.builtin import BUILTINS
 from backend.workload.schemas import WorkloadSpec, stored_spec
 from tests.backend.test_db_results import hb_spec, heap_btree_doc, tpch_doc, tpch_spec
@@ -28,15 +28,24 @@ from tests.factories import create_agent, create_result, create_run, create_user
 T0 = datetime(2026, 12, 7, 18, 0, tzinfo=UTC)
 DATA = Path(__file__).resolve().parents[1] / "data"
 # JobSummary's read/write as the rows hold them (the mapping before figures.py, written out)
-SIDE = ("iops", "bw_bytes", "io_bytes", "total_ios", "lat_mean_ns", "clat_p50_ns", "clat_p99_ns")
-SIDE += ("clat_p999_ns", "clat_max_ns")
+SIDE = (
+    "iops",
+    "bw_bytes",
+    "io_bytes",
+    "total_ios",
+    "lat_mean_ns",
+    "clat_p50_ns",
+    "clat_p99_ns",
+    "clat_p999_ns",
+    "clat_max_ns",
+)
 
 
 def _expected(j: ResultJob) -> dict[str, Any]:
-    def side(d: str) -> dict[str, Any] | None:
+    def side(d: str) -> DirSummary | None:
         if getattr(j, f"{d}_total_ios") in (None, 0):
             return None
-        return {f: getattr(j, f"{d}_{f}") for f in SIDE}
+        return DirSummary(**{f: getattr(j, f"{d}_{f}") for f in SIDE})
 
     return JobSummary(
         job_index=j.job_index,
@@ -48,8 +57,8 @@ def _expected(j: ResultJob) -> dict[str, Any]:
         sys_cpu_pct=j.sys_cpu_pct,
         kernel_worker_cpu_pct=j.kernel_worker_cpu_pct,
         target_nowait=j.target_nowait,
-        read=side("read"),  # type: ignore[arg-type]
-        write=side("write"),  # type: ignore[arg-type]
+        read=side("read"),
+        write=side("write"),
     ).model_dump(mode="json")
 
 
