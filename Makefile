@@ -179,8 +179,9 @@ agent-dist-check: agent-dist deps-py
 
 # The PTS purge (agent/src/iowatt_agent/pts.py) run for real on QEMU's emulated NVMe controller with
 # two namespaces, in a guest booted under TCG (ADR 0055; tests/agent/nvme_guest.py): the format
-# erases the listed namespace and nothing else, a discard too, and a whole PTS run starts with it.
-# ~30 CPU-s, not part of `make test`.
+# erases the listed namespace and nothing else, a discard too, and a whole PTS run starts with it;
+# on a second controller the sanitize commands reach the controller, which refuses them (QEMU has
+# no Sanitize), and the purge falls back to the format. ~38 CPU-s, not part of `make test`.
 .PHONY: nvme-purge-check
 nvme-purge-check: deps-py engine
 	@command -v qemu-system-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends qemu-system-x86

@@ -181,20 +181,29 @@ def initramfs(root: Path, program: str, out: Path) -> Path:
     return out
 
 
+SERIAL, SOLO_SERIAL = "iowatt-29", "iowatt-29-solo"
+
+
 def boot(
-    root: Path, image: Path, namespaces: list[Path], *, timeout_s: float = 300
+    root: Path, image: Path, namespaces: list[Path], *, solo: Path | None = None, timeout_s: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Boot the guest with one NVMe controller whose namespaces 1..n are the raw files given; its
-    serial console is the result's stdout. The drives pass discards on (discard=unmap: QEMU's
-    default ignores them, and a deallocated block then still reads as what was written)."""
+    """Boot the guest with one NVMe controller (serial SERIAL) whose namespaces 1..n are the raw
+    files given, and, with `solo`, a second controller (SOLO_SERIAL) with that one namespace (the
+    guest names the controllers in its probe order: find them by serial); its serial console is
+    the result's stdout. The drives pass discards on (discard=unmap: QEMU's default ignores them,
+    and a deallocated block then still reads as what was written)."""
     accel = os.environ.get("IOWATT_NVME_GUEST_ACCEL", "tcg")
     argv = [QEMU, "-accel", accel, "-m", "512", "-smp", "1", "-display", "none", "-serial", "stdio",
             "-monitor", "none", "-no-reboot", "-nodefaults", "-kernel", str(kernel(root)),
             "-initrd", str(image), "-append", "console=ttyS0 quiet panic=-1",
-            "-device", "nvme,id=nvme0,serial=iowatt-29"]  # fmt: skip
+            "-device", f"nvme,id=nvme0,serial={SERIAL}"]  # fmt: skip
     for i, disk in enumerate(namespaces, start=1):
         argv += ["-drive", f"file={disk},if=none,id=ns{i},format=raw,cache=unsafe,discard=unmap"]
         argv += ["-device", f"nvme-ns,drive=ns{i},bus=nvme0,nsid={i}"]
+    if solo is not None:
+        argv += ["-device", f"nvme,id=nvme1,serial={SOLO_SERIAL}"]
+        argv += ["-drive", f"file={solo},if=none,id=solo,format=raw,cache=unsafe,discard=unmap"]
+        argv += ["-device", "nvme-ns,drive=solo,bus=nvme1,nsid=1"]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
 
 

@@ -2,14 +2,18 @@
 it as /check.py): it writes a known pattern to both namespaces of QEMU's NVMe controller, runs the
 agent's own purge (iowatt_agent.pts: the plan from nvme-cli's real output, then the commands) on
 the first, and reads both back with O_DIRECT (no page cache between the device and the check).
-Then the same with the purge `blkdiscard`. Last, a whole PTS run (a Write Saturation trial over the
-namespace's first MiB) as the agent starts it: PtsRunner's job and its child `python -m
+Then the same with the purge `blkdiscard`. Then the sanitize commands the purge sends, on a second
+controller's only namespace: the id-ctrl read says each action in turn is offered (QEMU's SANICAP
+is 0, the one value changed), the agent's purge sends nvme-cli's sanitize to the real controller,
+which refuses it, and falls back to the format. Last, a whole PTS run (a Write Saturation trial
+over the namespace's first MiB) as the agent starts it: PtsRunner's job and its child `python -m
 iowatt_agent.pts` with the real engine, whose document names the purge it did. Every finding is
 one line "IOWATT-GUEST tag {json}"."""
 
 import json
 import mmap
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +21,24 @@ from pathlib import Path
 from iowatt_agent import nvme, pts
 from iowatt_agent.kinds.pts import PtsRunner
 
-FIRST, SECOND = "/dev/nvme0n1", "/dev/nvme0n2"
 CHUNK = 1 << 20
+
+
+def by_serial() -> dict[str, list[str]]:
+    """Each controller's namespaces (/dev paths, by namespace id) under its serial: the guest's
+    kernel names controllers in its probe order."""
+    found: dict[str, list[str]] = {}
+    for dev in Path("/sys/block").iterdir():
+        m = re.fullmatch(r"nvme\d+n(\d+)", dev.name)
+        if m:
+            serial = (dev / "device" / "serial").read_text().strip()
+            found.setdefault(serial, []).append(f"{int(m.group(1)):04d}/dev/{dev.name}")
+    return {serial: [d[4:] for d in sorted(devs)] for serial, devs in found.items()}
+
+
+DEVICES = by_serial()
+FIRST, SECOND = DEVICES["iowatt-29"]
+(SOLO,) = DEVICES["iowatt-29-solo"]
 
 
 def say(tag: str, doc: object) -> None:
@@ -68,6 +88,7 @@ def read(dev: str) -> dict[str, object]:
 
 
 def main() -> int:
+    say("devices", {"first": FIRST, "second": SECOND, "solo": SOLO})
     ctrl = subprocess.run(["nvme", "id-ctrl", FIRST, "-o", "json"], capture_output=True, text=True)
     ctrl_text = ctrl.stdout
     say("id-ctrl", {"text": ctrl_text})
@@ -85,8 +106,36 @@ def main() -> int:
         record = pts.purge(method, FIRST)
         say(f"{method}-purge", record)
         say(f"{method}-after", {"first": read(FIRST), "second": read(SECOND)})
+    refused()
     whole_run()
     return 0
+
+
+def refused() -> None:
+    """The purge on the second controller's only namespace, its id-ctrl read saying that each
+    sanitize action in turn is offered (SANICAP bit 0, 1, 2; the rest is the controller's own
+    answer): the agent's real purge reads the status log, sends `nvme sanitize` as it would to a
+    drive with that action, the controller refuses it (QEMU has no Sanitize), and the purge falls
+    back to the format, which erases."""
+    real_output = pts._output
+    for name, sanicap in (("crypto", 1), ("block", 2), ("overwrite", 4)):
+
+        def claimed(argv: list[str], sanicap: int = sanicap) -> str:
+            text = real_output(argv)
+            if argv[:2] == ["nvme", "id-ctrl"]:
+                text = json.dumps(json.loads(text) | {"sanicap": sanicap})
+            return text
+
+        write(SOLO)
+        say(f"refused-{name}-before", read(SOLO))
+        pts._output = claimed
+        try:
+            say(f"refused-{name}-plans", [p[0] for p in pts.purge_plans("auto", SOLO, run=claimed)])
+            record = pts.purge("auto", SOLO)
+        finally:
+            pts._output = real_output
+        say(f"refused-{name}-purge", record)
+        say(f"refused-{name}-after", read(SOLO))
 
 
 def whole_run() -> None:

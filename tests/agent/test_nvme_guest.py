@@ -3,7 +3,7 @@ namespaces in a virtual machine (tests/agent/nvme_guest.py), where the agent's o
 (iowatt_agent.pts, in the guest's Python) plans from nvme-cli's real output and runs its commands.
 
 `make nvme-purge-check` runs this (IOWATT_NVME_GUEST_CHECK=1); `make test` does not: the guest is
-emulated by TCG (this machine's /dev/kvm is PVM, which boots no stock kernel), ~30 CPU-s a run.
+emulated by TCG (this machine's /dev/kvm is PVM, which boots no stock kernel), ~38 CPU-s a run.
 
 What it proves, reading the namespaces back with O_DIRECT:
 - `auto` on a controller without Sanitize (QEMU 7.2's SANICAP is 0) plans NVMe Format with user
@@ -11,6 +11,11 @@ What it proves, reading the namespaces back with O_DIRECT:
   namespace 2 (FNA 0: a format acts on one namespace) keeps its pattern;
 - the purge `blkdiscard` on namespace 1 leaves it reading zeros (the drive passes discards on),
   namespace 2 untouched;
+- the sanitize commands as the purge sends them (`--sanact=4|2|3 --ause`, the overwrite's
+  `--owpass=1 --ovrpat=0`), on a second controller's only namespace whose id-ctrl read is made to
+  offer each action (the one value changed: QEMU's SANICAP is 0): nvme-cli 2.3 takes them and the
+  controller refuses them (Invalid Command Opcode), and the purge falls back to the format, which
+  erases the namespace, its note naming the refusal;
 - a whole PTS run as the agent starts it (PtsRunner's job, its child `python -m iowatt_agent.pts`
   with the real engine): a Write Saturation trial over namespace 1's first MiB, purged by the
   format (the document's `pts.purge`), stopped at 4 x the region; the rest of namespace 1 reads
@@ -36,7 +41,7 @@ pytestmark = [
     pytest.mark.timeout(900),
     pytest.mark.skipif(
         os.environ.get("IOWATT_NVME_GUEST_CHECK") != "1",
-        reason="make nvme-purge-check runs it (IOWATT_NVME_GUEST_CHECK=1): an emulated machine, ~30 CPU-s",
+        reason="make nvme-purge-check runs it (IOWATT_NVME_GUEST_CHECK=1): an emulated machine, ~38 CPU-s",
     ),
 ]
 
@@ -50,19 +55,20 @@ def test_the_agents_purge_erases_an_emulated_nvme_namespace_and_nothing_else(tmp
     root = nvme_guest.packages()
     image = nvme_guest.initramfs(root, PROGRAM.read_text(), tmp_path / "initrd")
     disks = []
-    for i in (1, 2):
-        disk = tmp_path / f"ns{i}.img"
+    for name in ("ns1", "ns2", "solo"):
+        disk = tmp_path / f"{name}.img"
         with open(disk, "wb") as f:
             f.truncate(64 << 20)
         disks.append(disk)
-    done = nvme_guest.boot(root, image, disks)
+    done = nvme_guest.boot(root, image, disks[:2], solo=disks[2])
     console = done.stdout
     found = dict(nvme_guest.lines(console))
     assert found.get("exit") == "0", f"the guest's program failed:\n{console[-4000:]}\n{done.stderr[-1000:]}"
     doc = {tag: json.loads(rest) for tag, rest in found.items() if tag != "exit"}
+    first, second, solo = (doc["devices"][k] for k in ("first", "second", "solo"))
 
     assert doc["controller"]["sanicap"] == 0 and doc["controller"]["oacs"] >> 1 & 1
-    assert doc["namespaces"] == ["nvme0n2"]
+    assert doc["namespaces"] == [os.path.basename(second)]
     assert doc["sanitize-log"]["rc"] != 0  # QEMU 7.2 has no Sanitize Status log
     both = {"pattern": 3, "zero": 0, "other": 0}
     for method in ("auto", "blkdiscard"):
@@ -70,12 +76,26 @@ def test_the_agents_purge_erases_an_emulated_nvme_namespace_and_nothing_else(tmp
         assert doc[f"{method}-in-use"] is None
     assert doc["auto-plans"] == ["nvme-format", "blkdiscard"]
     assert doc["auto-purge"]["method"] == "nvme-format"
-    assert doc["auto-purge"]["commands"] == ["nvme format /dev/nvme0n1 --ses=1 --force --timeout=21600000"]
+    assert doc["auto-purge"]["commands"] == [f"nvme format {first} --ses=1 --force --timeout=21600000"]
     assert doc["blkdiscard-plans"] == ["blkdiscard"]
     assert doc["blkdiscard-purge"]["method"] == "blkdiscard"
     erased = {"pattern": 0, "zero": 3, "other": 0}
     for method in ("auto", "blkdiscard"):
         assert doc[f"{method}-after"] == {"first": erased, "second": both}, method
+    # the sanitize commands as the purge sends them reach the real controller through nvme-cli
+    # 2.3 (its arguments accepted), which refuses them (no Sanitize in QEMU); the purge then
+    # formats, and says why. The status log read before each is refused too (Invalid Field).
+    for name in ("crypto", "block", "overwrite"):
+        assert doc[f"refused-{name}-plans"] == [f"nvme-sanitize-{name}", "nvme-format", "blkdiscard"]
+        record = doc[f"refused-{name}-purge"]
+        assert record["method"] == "nvme-format", record
+        assert record["commands"] == [f"nvme format {solo} --ses=1 --force --timeout=21600000"]
+        assert record["note"].startswith(
+            f"nvme-sanitize-{name} failed (NVMe status: Invalid Command Opcode"
+        ), record["note"]
+        assert "(0x4001)); NVMe Format, user data erase" in record["note"], record["note"]
+        assert doc[f"refused-{name}-before"] == {"pattern": 3, "zero": 0, "other": 0}
+        assert doc[f"refused-{name}-after"] == erased, name
     # a whole Write Saturation trial as the agent runs it: purged by format (its record in the
     # document), then 4 x the first MiB written by the engine: the rest of namespace 1 reads zeros
     assert doc["run-exit"]["code"] == 0, doc["run-exit"]["stderr"]
