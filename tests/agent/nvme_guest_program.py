@@ -95,7 +95,7 @@ def main() -> int:
     log = subprocess.run(["nvme", "sanitize-log", FIRST, "-o", "json"], capture_output=True, text=True)
     say("sanitize-log", {"rc": log.returncode, "stdout": log.stdout, "stderr": log.stderr[-300:]})
     caps = nvme.parse_id_ctrl(ctrl_text)
-    say("controller", {"sanicap": caps.sanicap, "oacs": caps.oacs, "fna": caps.fna})
+    say("controller", {"sanicap": caps.sanicap, "oacs": caps.oacs, "fna": caps.fna, "cmic": caps.cmic})
     say("namespaces", pts.nvme_namespaces(FIRST))
     for method in ("auto", "blkdiscard"):
         write(FIRST)
