@@ -613,6 +613,8 @@ class Sim:
         self.client: httpx.AsyncClient | None = None
         self.ingest_agent: tuple[str, str] = ("", "")  # driven by ingest_bench, not simulated
         self.ingest_runs: list[str] = []
+        self.first_polls_left = cfg.agents  # agents whose first long-poll has not answered yet
+        self.first_polls_done = asyncio.Event()
 
     # ---- http with per-route timing
     async def call(
@@ -753,6 +755,10 @@ class Sim:
                     timeout=wait_s + 30,
                     request_id=poll_id,
                 )
+                if polls == 1:  # answered or not (idle_cost waits for the whole fleet's)
+                    self.first_polls_left -= 1
+                    if self.first_polls_left <= 0:
+                        self.first_polls_done.set()
                 if r is None or r.status_code != 200:
                     await asyncio.sleep(1)
                     continue
@@ -1039,6 +1045,11 @@ async def idle_cost(sim: Sim, seconds: float) -> dict[str, float]:
     `seconds`, once every agent polls and heartbeats. pg_stat_database's commit counter lags up
     to a second; the others are exact."""
     await asyncio.sleep(sim.cfg.start_spread_s + 2.0)
+    # the fleet's first polls (25 s, before the server named a wait) end together: measured from
+    # then, the window holds the fleet's steady pace (each agent's next poll is in phase), not
+    # the start's wave of looks (session 26)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(sim.first_polls_done.wait(), 60)
     t0, xid0, commits0, wal0, cpu0 = await asyncio.to_thread(_server_counters, sim.p)
     await asyncio.sleep(seconds)
     t1, xid1, commits1, wal1, cpu1 = await asyncio.to_thread(_server_counters, sim.p)
