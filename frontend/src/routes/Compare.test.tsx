@@ -1,13 +1,24 @@
+import { focusManager } from "@tanstack/react-query";
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { act } from "react";
 import { Route, Routes, useLocation } from "react-router-dom";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RunRead } from "../client/types";
-import { setToken } from "../lib/auth";
-import type { Change } from "../lib/compare";
+import { clearToken, setToken } from "../lib/auth";
+import { type Change, compareBarCharts } from "../lib/compare";
 import { comparison, metric, NO_ENERGY, OK_ENERGY } from "../test/fixtures";
 import { renderAt, stubApi } from "../test/render";
 import { Compare } from "./Compare";
+import { Dashboard } from "./Dashboard";
 import { Runs } from "./Runs";
+
+// the real function, watched: how many times the bar charts were worked out (each time they are
+// drawn) tells whether a chart was drawn again
+vi.mock("../lib/compare", async (original) => {
+  const mod = await original<typeof import("../lib/compare")>();
+  return { ...mod, compareBarCharts: vi.fn(mod.compareBarCharts) };
+});
+const barChartsDrawn = () => vi.mocked(compareBarCharts).mock.calls.length;
 
 const realFetch = globalThis.fetch;
 afterEach(() => {
@@ -422,6 +433,46 @@ describe("Compare page", () => {
     stubApi({});
     renderAt(<Compare />, { path: "/compare?runs=r1" });
     expect(screen.getByText(/Select two or more runs/)).toBeTruthy();
+  });
+});
+
+describe("charts drawn again only for another comparison", () => {
+  it("the dashboard's polls of a running run leave its comparison's charts as drawn", async () => {
+    clearToken(); // signed out: the lists are asked without a team (lib/role useListTeam)
+    let polls = 0;
+    const running = { ...run("r3", "busy", "running"), workload: { ...HDD.workload, passes: 2 } };
+    const runsStub = stubApi({
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/runs": (req) => {
+        const status = new URL(req.url).searchParams.getAll("status");
+        polls += 1;
+        // the running run moves on at each poll: the lists' data is new every time
+        const busy = {
+          ...running,
+          progress: running.progress && { ...running.progress, percent: polls },
+        };
+        const items = status.includes("succeeded") ? [RAM, HDD] : [busy, RAM, HDD];
+        return { body: { items, total: items.length, limit: 50, offset: 0 } };
+      },
+      "GET /api/v1/compare": fakeCompare,
+    });
+    renderAt(<Dashboard />, { path: "/" });
+    await screen.findByTestId("dashboard-compare");
+    await screen.findByTestId("run-progress");
+    const drawn = barChartsDrawn();
+    expect(drawn).toBeGreaterThan(0);
+    const progress = () => screen.getByTestId("run-progress").getAttribute("aria-valuenow");
+    const before = progress();
+    const asked = runsStub.length;
+    act(() => {
+      focusManager.setFocused(false);
+      focusManager.setFocused(true); // every list asked again, as at each poll
+    });
+    await waitFor(() => expect(runsStub.length).toBeGreaterThan(asked + 3));
+    // the page drew the lists' new data (the running run's progress moved)
+    await waitFor(() => expect(progress()).not.toBe(before));
+    expect(barChartsDrawn()).toBe(drawn);
+    focusManager.setFocused(undefined);
   });
 });
 

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { memo, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 import type { CompareRead } from "../client/types";
 import { CommentThread } from "../components/Comments/CommentThread";
@@ -38,15 +38,17 @@ import { errorMessage } from "../lib/errors";
 import { comparisonKey } from "../queries/comments";
 import { compareCsv, compareQuery } from "../queries/compare";
 
-/** The headline bar charts with their run key (the dashboard shows them too). */
-export function CompareCharts({ data }: { data: CompareRead }) {
+/** The headline bar charts with their run key (the dashboard shows them too). Drawn again only
+ * when the comparison is another one: not at each poll of the dashboard's run lists, nor when
+ * the compare page's table or chart choices change (the charts below are memoised the same way). */
+export const CompareCharts = memo(function CompareCharts({ data }: { data: CompareRead }) {
   return (
     <>
       <RunKey data={data} />
       <BarCharts data={data} />
     </>
   );
-}
+});
 
 const TABLE_LABEL: Record<TableLayoutChoice, string> = {
   auto: "auto",

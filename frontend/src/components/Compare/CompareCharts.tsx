@@ -1,5 +1,5 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
-import { type ReactNode, useState } from "react";
+import { memo, type ReactNode, useState } from "react";
 import type { components } from "../../client/schema";
 import type { CompareRead } from "../../client/types";
 import { changeCharts, columnLabels, compareBarCharts } from "../../lib/compare";
@@ -21,7 +21,7 @@ import "../Table/table.css";
  * The compared columns with their colours, once for all charts of the page: charts draw no
  * legend of their own, so their plots keep their height with 2 or 50 runs.
  */
-export function RunKey({ data }: { data: CompareRead }) {
+export const RunKey = memo(function RunKey({ data }: { data: CompareRead }) {
   const labels = columnLabels(data);
   return (
     <SeriesKey
@@ -33,7 +33,7 @@ export function RunKey({ data }: { data: CompareRead }) {
       }))}
     />
   );
-}
+});
 
 type Scale = "auto" | "linear" | "log";
 
@@ -85,7 +85,7 @@ function BarChartCard({ c }: { c: ReturnType<typeof compareBarCharts>[number] })
 }
 
 /** Grouped bars per headline metric (IOPS, MB/s, p99), one bar per column. */
-export function BarCharts({ data }: { data: CompareRead }) {
+export const BarCharts = memo(function BarCharts({ data }: { data: CompareRead }) {
   const charts = compareBarCharts(data);
   if (charts.length === 0) return <p className="muted">No comparable figures.</p>;
   return (
@@ -95,13 +95,19 @@ export function BarCharts({ data }: { data: CompareRead }) {
       ))}
     </div>
   );
-}
+});
 
 /**
  * Change against the baseline, a chart per metric family (IOPS, throughput, p99 latency), each
  * bar coloured better/worse with the server's phrase: they change when the baseline does.
  */
-export function ChangeCharts({ data, job }: { data: CompareRead; job?: string }) {
+export const ChangeCharts = memo(function ChangeCharts({
+  data,
+  job,
+}: {
+  data: CompareRead;
+  job?: string;
+}) {
   const charts = changeCharts(data, job);
   if (charts.length === 0) return null;
   return (
@@ -116,10 +122,10 @@ export function ChangeCharts({ data, job }: { data: CompareRead; job?: string })
       ))}
     </div>
   );
-}
+});
 
 /** Block-size and thread sweeps of the workload as lines, x on a log2 axis. */
-export function SweepCharts({ data }: { data: CompareRead }) {
+export const SweepCharts = memo(function SweepCharts({ data }: { data: CompareRead }) {
   const jobs = data.runs[0]?.workload.jobs ?? [];
   const sweeps = detectSweeps(jobs);
   if (sweeps.length === 0) return null;
@@ -151,7 +157,7 @@ export function SweepCharts({ data }: { data: CompareRead }) {
       })}
     </div>
   );
-}
+});
 
 /** Latency percentile curves from the merged histograms of each column, log axes. */
 type LatencyCurveSet = components["schemas"]["LatencyCurves"];
@@ -213,7 +219,7 @@ export function LatencyCurves({
 const MAX_SERIES_RUNS = 12;
 
 /** Per-second throughput or IOPS of one job, one line per run, coloured by its column. */
-export function SeriesChart({
+export const SeriesChart = memo(function SeriesChart({
   data,
   job,
   metric,
@@ -282,4 +288,4 @@ export function SeriesChart({
       />
     </div>
   );
-}
+});
