@@ -399,20 +399,12 @@ def test_a_known_device_is_one_statement_a_new_one_two(session: Session) -> None
     """A run's or an upload's device: a known one is one SELECT, a new one a SELECT and its INSERT
     (both were an INSERT .. ON CONFLICT DO NOTHING, then a SELECT of the row, for every run created
     and every upload)."""
-    from sqlalchemy import event
-
     from backend.device import service as device_service
+    from tests.sql import captured_sql
 
     u = create_user(session)
     host = create_agent(session, team=u.team, inventory=None).agent
-    statements: list[str] = []
-
-    def log(*args: Any) -> None:
-        statements.append(args[2])
-
-    conn = session.connection()
-    event.listen(conn, "before_cursor_execute", log)
-    try:
+    with captured_sql(session.connection()) as statements:
         made = device_service.resolve_declared(
             session, agent=host, model="Lab SSD", serial=None, capacity_bytes=2 * 10**12, media=None
         )
@@ -428,8 +420,6 @@ def test_a_known_device_is_one_statement_a_new_one_two(session: Session) -> None
         )
         assert [q.split()[0] for q in statements] == ["SELECT"], statements
         assert again is made
-    finally:
-        event.remove(conn, "before_cursor_execute", log)
     assert session.scalar(select(func.count()).select_from(Device).where(Device.agent_id == host.id)) == 1
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, String, create_engine, event, func, literal_column, select, update
+from sqlalchemy import Connection, String, create_engine, func, literal_column, select, update
 from sqlalchemy.orm import Session
 
 from backend.agent import service as agent_service
@@ -27,6 +27,7 @@ from backend.run import service as run_service
 from tests.backend.conftest import LIVE_API_GROUP, Pair
 from tests.factories import AgentCtx, UserCtx, create_agent, create_run, create_user
 from tests.services import free_port
+from tests.sql import SAVEPOINTS, captured_sql
 from tests.stack import TLS, http
 from tests.waiting import wait_until
 
@@ -380,32 +381,24 @@ def test_an_idle_look_or_heartbeat_takes_no_row_lock_and_writes_nothing(
     finds an assigned run still takes it."""
     u = create_user(session)
     a = create_agent(session, team=u.team)
-    statements: list[str] = []
     # the process's count of online agents (a query per 15 s) was taken by a heartbeat or poll
     monkeypatch.setattr(agent_service, "_online_count", (time.monotonic(), 1))
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()).upper())
-
-    event.listen(connection, "before_cursor_execute", seen)
-    try:
+    with captured_sql(connection) as statements:
         r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
         assert r.status_code == 200 and r.json() == {"lease": None, "poll_wait_s": 25}
-        idle = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+        idle = [s for s in statements if not s.startswith(SAVEPOINTS)]
         hb = {"state": "idle", "boot_id": str(uuid.uuid4())}
         url = f"/api/v1/agents/{a.agent.id}/heartbeat"
         assert client.post(url, json=hb, headers=a.headers).status_code == 200  # a new process
         statements.clear()
         assert client.post(url, json=hb, headers=a.headers).status_code == 200  # the same again
-        heartbeat = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+        heartbeat = [s for s in statements if not s.startswith(SAVEPOINTS)]
         statements.clear()
         run = create_run(session, agent=a.agent)
         assert run_service.dispatch(session, run_id=run.id) == a.agent.id
         session.flush()
         r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
         assert r.status_code == 200 and r.json()["lease"]["run_id"] == str(run.id)
-    finally:
-        event.remove(connection, "before_cursor_execute", seen)
     assert idle and all(s.startswith("SELECT") and "FOR UPDATE" not in s for s in idle), idle
     # one: the look's authentication, which reads the agent with whether it holds a run; the
     # route authenticates in no transaction of its own first (2 statements before, 3 before that;
@@ -469,17 +462,9 @@ def test_the_re_check_stamps_waiting_agents_in_one_statement(
     for agent, v in zip(agents, values, strict=True):
         session.execute(update(Agent).where(Agent.id == agent.id).values(**{"online": True, **v}))
     session.flush()
-    statements: list[str] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()).upper())
-
-    event.listen(connection, "before_cursor_execute", seen)
-    try:
+    with captured_sql(connection) as statements:
         t0 = datetime.now(UTC)
         assert agent_service.stamp_waiting(session, [x.id for x in agents]) == 2
-    finally:
-        event.remove(connection, "before_cursor_execute", seen)
     assert len(statements) == 1 and statements[0].startswith("UPDATE AGENTS"), statements
     rows = {
         i: (seen_at, online)

@@ -5,12 +5,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, event
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 from backend.models import RunResult, RunStatus
 from backend.result import repository
 from tests.factories import create_agent, create_run, create_user, engine_document
+from tests.sql import captured_sql
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -50,19 +51,10 @@ def test_document_parts_reads_each_kind_of_document_in_one_statement_made_once(
         )
         ids[kind] = run.id
     session.flush()
-    statements: list[str] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if not statement.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")):
-            statements.append(statement)
-
-    event.listen(connection, "before_cursor_execute", seen)
-    try:
+    with captured_sql(connection, savepoints=False) as statements:
         files, dbs, verdicts = repository.document_parts(session, [*ids.values(), uuid.uuid4()])
         alone = repository.document_parts(session, [ids["file"]])
         none = repository.document_parts(session, [])
-    finally:
-        event.remove(connection, "before_cursor_execute", seen)
     usr = plain["jobs"][0]["usr_cpu"]
     assert files == {
         ids["file"]: {

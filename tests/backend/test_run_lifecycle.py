@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -18,6 +18,7 @@ from backend.kit.time import utcnow
 from backend.models import FINAL_STATUSES, OutboxTask, Run, RunResult, RunStatus
 from backend.run import service as run_service
 from tests.factories import AgentCtx, create_agent, create_run, create_user, engine_document
+from tests.sql import captured_sql
 
 # --- the transition table --------------------------------------------------------------------
 
@@ -223,16 +224,8 @@ def test_a_busy_agents_run_reports_keep_it_online_whatever_its_heartbeats_pace(
     session.refresh(a.agent)
     assert a.agent.online and a.agent.last_heartbeat_at is not None and a.agent.last_heartbeat_at > stale
 
-    statements: list[str] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()).upper())
-
-    event.listen(connection, "before_cursor_execute", seen)
-    try:
+    with captured_sql(connection) as statements:
         assert client.post(url, json=prog, headers=a.headers).status_code == 200  # the stamp is fresh
-    finally:
-        event.remove(connection, "before_cursor_execute", seen)
     assert not any(s.startswith("UPDATE AGENTS") for s in statements), statements
     reads = [s for s in statements if s.startswith("SELECT") and "FROM AGENTS" in s]
     assert len(reads) == 1, reads  # authentication's: the stamp's check reads the row it brought

@@ -3,12 +3,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from backend.models import ResultJob, Role, Run
 from backend.run import service as run_service
 from tests.factories import MiB, create_agent, create_run, create_user, engine_document
+from tests.sql import captured_sql
 
 
 def job(**over: Any) -> dict[str, Any]:
@@ -39,17 +40,9 @@ def test_create_run_queues_it_on_the_device_of_its_path(client: TestClient, sess
     body = r.json()
     assert body["status"] == "queued" and body["agent_name"] == a.agent.name
     assert body["device_name"] == "vda"  # /srv/bench lives on / which is /dev/vda in the inventory
-    statements: list[str] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()).upper())
-
-    event.listen(session.connection(), "before_cursor_execute", seen)
-    try:
+    with captured_sql(session.connection()) as statements:
         to_shm = run_body(a.agent.id, target_path="/dev/shm/x")
         shm = client.post("/api/v1/runs", json=to_shm, headers=u.headers)
-    finally:
-        event.remove(session.connection(), "before_cursor_execute", seen)
     assert shm.json()["device_name"] == "tmpfs /dev/shm"
     # what a new run cannot have yet is not read for the answer (docs/benchmarks.md § A thousand
     # agents on two cores): it has no result jobs, energy, tags or result documents, and says so
@@ -60,12 +53,8 @@ def test_create_run_queues_it_on_the_device_of_its_path(client: TestClient, sess
     for table in ("RESULT_JOBS", "RUN_POWER", "RUN_TAGS", "RUN_RESULTS"):
         assert not any(f"FROM {table}" in s for s in read), [s[:120] for s in read]
     # the runs list names each run's agent without reading its inventory (~9 KB of JSON a host)
-    statements.clear()
-    event.listen(session.connection(), "before_cursor_execute", seen)
-    try:
+    with captured_sql(session.connection()) as statements:
         listed = client.get("/api/v1/runs", headers=u.headers).json()["items"]
-    finally:
-        event.remove(session.connection(), "before_cursor_execute", seen)
     assert {x["agent_name"] for x in listed} == {a.agent.name} and len(listed) == 2
     assert statements and not any("AGENTS.INVENTORY" in s for s in statements), statements
 

@@ -519,27 +519,19 @@ def test_jobs_false_leaves_the_items_jobs_out_and_does_not_read_them(
     `passes` are empty and the result jobs are not read; at a million runs the name sort's page of 50
     CrystalDiskMark runs (1,720 job summaries) was ~130 ms of the server's CPU with them and ~35
     without (docs/benchmarks.md § A million runs, session 24). Everything else is the same."""
-    from sqlalchemy import event
+    from tests.sql import captured_sql
 
     run = world.runs["old"]
     create_result(
         session, run=run, jobs=[{"name": "r", "rw": "randread", "bs_bytes": 4096, "read_iops": 100.0}]
     )
-    statements: list[str] = []
-
-    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
-        statements.append(statement)
 
     def listed(**query: Any) -> tuple[dict[str, Any], bool]:
-        statements.clear()
-        event.listen(connection, "before_cursor_execute", keep)
-        try:
+        with captured_sql(connection) as statements:
             r = client.get("/api/v1/runs", params={"q": "old baseline", **query}, headers=world.u.headers)
-        finally:
-            event.remove(connection, "before_cursor_execute", keep)
         assert r.status_code == 200, r.text
         (item,) = r.json()["items"]
-        return item, any("FROM result_jobs" in st for st in statements)
+        return item, any("FROM RESULT_JOBS" in st for st in statements)
 
     full, read_jobs = listed()
     assert [j["name"] for j in full["jobs"]] == ["r"] and read_jobs

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.kit.time import utcnow
@@ -30,6 +30,7 @@ from backend.models import (
 from backend.series import repository, service
 from backend.workload.builtin import QUICK
 from tests.factories import UserCtx, create_agent, create_run, create_user
+from tests.sql import captured_sql
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -555,20 +556,12 @@ def test_a_new_series_passes_over_other_workloads_runs_without_reading_them(
             _run(session, agent, 10 + i, 20000.0).workload_spec = other
         new = _run(session, agent, 30, 20000.0)
         session.flush()
-        statements: list[str] = []
-
-        def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-            statements.append(" ".join(statement.split()).upper())
-
-        event.listen(connection, "before_cursor_execute", seen)
-        try:
+        with captured_sql(connection, savepoints=False) as statements:
             (made,) = service.track_run(session, run_id=new.id)
             session.flush()
-        finally:
-            event.remove(connection, "before_cursor_execute", seen)
         series = session.get(Series, made)
         assert series is not None
-        return [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))], series
+        return statements, series
 
     alone, series = new_series(0)
     beside, series_beside = new_series(6)
