@@ -90,7 +90,14 @@ const WIDTH_RULES = [...COLOUR_RULES, "scrollable-region-focusable"];
 /** axe-core's serious and critical violations on the page, one line each; `rules` limits the run
  * to those rules (the dark theme: below). */
 async function axe(p, rules = null) {
-  if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(AXE);
+  if (!(await p.evaluate(() => "axe" in window))) {
+    await p.evaluate(AXE);
+    // no HTML snippet per node: axe-core takes each checked element's outerHTML (the whole
+    // document's for <html> and <body>) to cut a snippet from it, and the report here names the
+    // violations' nodes by their selectors only. Each audit pass ~9 % less (57 audits of the
+    // pages, each run both ways in the same document: 38.1 -> 34.6 s in all)
+    await p.evaluate(() => window.axe.configure({ noHtml: true }));
+  }
   const found = await p.evaluate(async (only) => {
     const options = { resultTypes: ["violations"] };
     if (only) options.runOnly = { type: "rule", values: only };
