@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 
 from iowatt_policy import Violation, check_run, shared_policy
 from pydantic import ValidationError
-from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, object_session
 
@@ -29,14 +28,12 @@ from backend.audit import service as audit
 from backend.auth.principal import AgentPrincipal, UserPrincipal
 from backend.compare.validity import flags_for
 from backend.config import get_settings
-from backend.db import unit_of_work
 from backend.device import service as device_service
 from backend.environment import repository as environment_repo
 from backend.environment import topology as env_topology
 from backend.errors import Conflict, Invalid, NotFound
 from backend.jobs import enqueue
 from backend.kit.time import utcnow
-from backend.logs import log
 from backend.models import (
     ACTIVE_STATUSES,
     FINAL_STATUSES,
@@ -244,7 +241,6 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         | ({"targets": paths} if len(paths) > 1 else {}),
     )
     enqueue(session, "run.dispatch", run_id=str(run.id))
-    dispatch_after_commit(session, run)
     return run
 
 
@@ -804,53 +800,6 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
         session.expire(run)
         return None
     return agent.id
-
-
-def dispatch_now(run_id: uuid.UUID) -> bool:
-    """`dispatch` in a transaction of its own, then (after its commit) the agent woken: its waiting
-    long-poll takes the lease. The worker's `run.dispatch` task, and the producer's own try right
-    after the commit that queued the run (`dispatch_after_commit`). True when it assigned the run."""
-    with unit_of_work() as session:
-        agent_id = dispatch(session, run_id=run_id)
-    if agent_id is None:
-        return False
-    # best-effort: when Redis is down the long-poll's re-check finds the run within seconds
-    wake.wake_best_effort(agent_id)
-    log.info("run.assigned", run_id=str(run_id), agent_id=str(agent_id))
-    return True
-
-
-# Runs to try to assign right after the transaction that queued them commits (ADR 0054): one per
-# agent (an agent runs one run at a time: a campaign's other runs on it would only find it busy)
-_DISPATCH_KEY = "iowatt_dispatch_now"
-
-
-def dispatch_after_commit(session: Session, run: Run) -> None:
-    """Try to assign `run` in this process as soon as the transaction that queued it commits
-    (nothing when it rolls back), instead of only when the worker takes its `run.dispatch`: the
-    worker is one hop more between a user's POST and the agent's waiting long-poll, and busy with
-    derived data under load (docs/benchmarks.md § A thousand agents, dispatch and heartbeats). The
-    outbox's `run.dispatch` is still queued with the run, for when this try cannot run (the
-    process dies after the commit, the database is briefly unreachable): it then finds the run
-    assigned and leaves it (`dispatch` is idempotent; only one transaction locks a queued run)."""
-    session.info.setdefault(_DISPATCH_KEY, {}).setdefault(run.agent_id, run.id)
-
-
-@event.listens_for(Session, "after_commit", insert=True)  # before the outbox's send: ours first
-def _dispatch_after_commit(session: Session) -> None:
-    if session.in_nested_transaction():
-        return  # a released savepoint: the run is not committed yet
-    for run_id in session.info.pop(_DISPATCH_KEY, {}).values():
-        try:
-            dispatch_now(run_id)
-        except Exception as exc:  # noqa: BLE001 - never fails the commit: the worker's task is queued
-            log.warning("run.dispatch_now_failed", run_id=str(run_id), error=str(exc).splitlines()[0][:200])
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _drop_dispatch_after_rollback(session: Session, previous_transaction: Any) -> None:
-    if previous_transaction.parent is None:
-        session.info.pop(_DISPATCH_KEY, None)
 
 
 def _dispatch_group(session: Session, run: Run, group_id: uuid.UUID) -> uuid.UUID | None:

@@ -9,9 +9,8 @@ Per run, the moments of its dispatch, as seconds after the simulated user sent `
 - `created`: the simulator read the 201;
 - `received`: the Celery worker's main process took the `run.dispatch` task from Redis (its
   "Task ... received" line), `task_start` / `task_end`: the task's body (`task.done` minus its
-  `duration_ms`, under the POST's request id), `assigned`: the `run.assigned` line (and who
-  assigned it: `api`, the API right after the POST's commit (ADR 0054), else the task
-  `run.dispatch`, or `run.dispatch_pending` when the first look left it queued);
+  `duration_ms`, under the POST's request id), `assigned`: the `run.assigned` line (and which task
+  assigned it: `run.dispatch`, or `run.dispatch_pending` when the first look left it queued);
 - `poll_end`: the API's line of the long-poll that handed the lease (its own request id), with
   how long that poll had waited, `leased`: the simulator read the lease.
 
@@ -94,8 +93,7 @@ def trace_run(run: dict[str, Any], logs: dict[str, Any]) -> dict[str, Any]:
     first = (logs["assigned"].get(run["run_id"]) or [None])[0]
     if first is not None:
         out["assigned"] = rel(first["_t"])
-        # the API's own try right after the POST's commit (ADR 0054) logs it under no task
-        out["assigned_by"] = first.get("task") or ("api" if first["_file"].startswith("api") else None)
+        out["assigned_by"] = first.get("task")
     for doc in logs["by_request"].get(run["lease_request_id"] or "", []):
         if doc.get("event") == "http.request":
             out["poll_end"] = rel(doc["_t"])

@@ -3,24 +3,16 @@
 import uuid
 from datetime import timedelta
 
-import redis
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from backend.agent import repository as agent_repo
-from backend.agent import wake
 from backend.kit.time import utcnow
-from backend.models import Run, RunStatus
-from backend.run import repository as run_repo
+from backend.models import RunStatus
 from backend.run import service as run_service
-from tests.backend import test_outbox
-from tests.backend.test_outbox import LocalRedis, _drain
-from tests.backend.test_runs import run_body
 from tests.factories import create_agent, create_run, create_user, engine_document
 from tests.services import Postgres
-
-outbox_env = test_outbox.env  # `env`: a committed database and a Redis of the test's own
 
 
 def test_dispatch_needs_an_online_idle_agent(session: Session) -> None:
@@ -155,72 +147,5 @@ def test_a_second_dispatch_of_an_assigned_run_leaves_it_to_the_agents_look(pg: P
             assert run_service.dispatch(dispatcher, run_id=run.id) is None  # its transaction still open
             taken = run_service.hand_out(look, agent_id=a.agent.id)
             assert taken is not None and taken.id == run.id
-    finally:
-        eng.dispose()
-
-
-def test_a_run_queued_for_an_idle_agent_is_assigned_and_its_agent_woken_right_after_the_commit(
-    outbox_env: tuple[str, LocalRedis],
-) -> None:
-    """ADR 0054: the API assigns the run it queued as soon as the POST's transaction commits and
-    wakes the agent's long-poll, with no worker in between (the worker was one hop more, and busy
-    with derived data under load); the `run.dispatch` queued with the run, taken by the worker
-    after, finds it assigned and leaves its one lease alone."""
-    from backend.db import unit_of_work
-    from backend.main import create_app
-
-    url, r = outbox_env
-    eng = create_engine(url)
-    with Session(eng, expire_on_commit=False) as s:
-        u = create_user(s)
-        a = create_agent(s, team=u.team)
-        s.commit()
-    try:
-        with redis.Redis.from_url(r.url) as rc, rc.pubsub() as ps:
-            ps.subscribe(f"{wake.CHANNEL_PREFIX}{a.agent.id}")
-            assert ps.get_message(timeout=5) is not None  # the subscription's confirmation
-            with TestClient(create_app()) as c:
-                created = c.post("/api/v1/runs", json=run_body(a.agent.id), headers=u.headers)
-            assert created.status_code == 201, created.text
-            assert created.json()["status"] == "queued"  # the answer is what the POST committed
-            woken = ps.get_message(timeout=5)
-            assert woken is not None and woken["type"] == "message", woken
-        run_id = uuid.UUID(created.json()["id"])
-        with unit_of_work() as s:
-            run = s.get(Run, run_id)
-            assert run is not None and run.status == RunStatus.assigned and run.attempt == 1
-            lease_id = run.lease_id
-        assert _drain(r) == ["run.dispatch"]  # the worker's task: a no-op now
-        with unit_of_work() as s:
-            run = s.get(Run, run_id)
-            assert run is not None and (run.status, run.lease_id, run.attempt) == (
-                RunStatus.assigned,
-                lease_id,
-                1,
-            )
-
-        # a run another dispatcher holds at that moment: the API's try skips it at once (SKIP
-        # LOCKED, the POST never waits for it) and the holder's dispatch is the one lease
-        with Session(eng, expire_on_commit=False) as s:
-            b = create_agent(s, team=u.team)
-            held = create_run(s, agent=b.agent)
-            s.commit()
-        with Session(eng) as worker:
-            assert run_repo.queued_locked(worker, held.id) is not None
-            assert run_service.dispatch_now(held.id) is False
-            assert run_service.dispatch(worker, run_id=held.id) == b.agent.id
-            worker.commit()
-        with unit_of_work() as s:
-            again = s.get(Run, held.id)
-            assert again is not None and again.status == RunStatus.assigned and again.attempt == 1
-
-        # one try per agent in a transaction (a campaign's other runs on it would find it busy)
-        with Session(eng) as s:
-            first, second = create_run(s, agent=b.agent), create_run(s, agent=b.agent)
-            run_service.dispatch_after_commit(s, first)
-            run_service.dispatch_after_commit(s, second)
-            assert list(s.info["iowatt_dispatch_now"].values()) == [first.id]
-            s.rollback()  # and none after a rollback
-            assert "iowatt_dispatch_now" not in s.info
     finally:
         eng.dispose()

@@ -2,6 +2,7 @@
 
 import uuid
 
+from backend.agent import wake
 from backend.counters import count
 from backend.db import unit_of_work
 from backend.logs import log
@@ -11,11 +12,15 @@ from worker.observe import retry_transient
 
 
 def dispatch(run_id: str) -> bool:
-    # the run assigned, its agent woken after the commit (best-effort: when Redis is down the
-    # long-poll's re-check finds it within seconds; raising would re-run a done task). Most runs
-    # are already assigned by the API right after the commit that queued them (ADR 0054): then a
-    # no-op
-    return run_service.dispatch_now(uuid.UUID(run_id))
+    with unit_of_work() as session:
+        agent_id = run_service.dispatch(session, run_id=uuid.UUID(run_id))
+    if agent_id is None:
+        return False
+    # after the commit: the agent's long-poll now finds the assigned run (best-effort: when Redis
+    # is down the long-poll's re-check finds it within seconds; raising would re-run a done task)
+    wake.wake_best_effort(agent_id)
+    log.info("run.assigned", run_id=run_id, agent_id=str(agent_id))
+    return True
 
 
 def dispatch_pending() -> int:
