@@ -300,6 +300,7 @@ def rig(*, proxy: bool = False, meter: bool = True, **stack_opts: Any) -> Iterat
         # real Argon2id at test cost for the bootstrap's admin (as tests/conftest.py's db_url)
         os.environ.setdefault("IOWATT_ARGON2_MEMORY_KIB", "1024")
         os.environ.setdefault("IOWATT_ARGON2_TIME_COST", "1")
+        os.environ.setdefault("IOWATT_ARGON2_PARALLELISM", "1")
         to_agent = through_proxy if proxy else None
         with (
             postgres() as pg,
