@@ -16,6 +16,7 @@ OUT.tsv with every process. docs/testing.md § Measuring.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import re
 import signal
@@ -70,10 +71,8 @@ def main(cg: str, out: str) -> int:
             pids = []
         # the test processes move into cgroups of their own below it (IOWATT_TEST_TIMELINE)
         for sub in Path(cg).glob("*/**/cgroup.procs"):
-            try:
+            with contextlib.suppress(OSError):
                 pids += [int(p) for p in sub.read_text().split()]
-            except OSError:
-                pass
         for pid in pids:
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text()
