@@ -453,14 +453,22 @@ def test_a_device_another_transaction_makes_meanwhile_is_the_one_used(engine: An
 
         t = threading.Thread(target=second)
         t.start()
-        with Session(engine) as s:
-            wait_until(
-                lambda: s.scalar(
-                    text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
-                ),
-                timeout=30,
-                message="the second transaction waits for the first's device",
-            )
+
+        def waiting() -> int:
+            # a session per look: pg_stat_activity is a snapshot taken once per transaction, so a
+            # transaction that looked before the second one blocked saw 0 to its end (a flake)
+            with Session(engine) as s:
+                return int(
+                    s.scalar(
+                        text(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            " AND datname = current_database()"
+                        )
+                    )
+                    or 0
+                )
+
+        wait_until(waiting, timeout=30, message="the second transaction waits for the first's device")
         first.commit()
         t.join(60)
         assert found == [first_id]
