@@ -76,16 +76,21 @@ class PtsSteadyDoc(_Loose):
     window: PtsWindowDoc | None = None
 
 
+# what the agent's purge used (agent/src/iowatt_agent/pts.py purge_plans, docs/pts.md § Purge): one
+# list for the result the agent sends and the report the API answers
+PurgeMethod = Literal[
+    "nvme-sanitize-crypto",
+    "nvme-sanitize-block",
+    "nvme-sanitize-overwrite",
+    "nvme-format",
+    "ata-secure-erase",
+    "blkdiscard",
+    "none",
+]
+
+
 class PtsPurgeDoc(_Loose):
-    method: Literal[
-        "nvme-sanitize-crypto",
-        "nvme-sanitize-block",
-        "nvme-sanitize-overwrite",
-        "nvme-format",
-        "ata-secure-erase",
-        "blkdiscard",
-        "none",
-    ]
+    method: PurgeMethod
     commands: list[Text] = Field(default_factory=list, max_length=4)
     seconds: Rate = 0.0
     note: Text = ""
@@ -236,15 +241,7 @@ class PtsRound(OutputSchema):
 
 
 class PtsPurge(OutputSchema):
-    method: Literal[
-        "nvme-sanitize-crypto",
-        "nvme-sanitize-block",
-        "nvme-sanitize-overwrite",
-        "nvme-format",
-        "ata-secure-erase",
-        "blkdiscard",
-        "none",
-    ]
+    method: PurgeMethod
     commands: list[str]
     seconds: float
     note: str
