@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
+import backend
 from backend.config import get_settings
 from backend.kit.headers import CSP
 from backend.kit.limits import MiB
@@ -399,6 +400,7 @@ def test_health_details_only_with_a_valid_token(client: TestClient, session: Ses
     u = create_user(session)
     full = client.get("/api/v1/health", headers=u.headers).json()
     assert set(full) == {"status", "version", "database", "redis", "worker"} and full["database"]["ok"]
+    assert full["version"] == backend.__version__  # the one place the server's version is kept (issue 30)
     a = create_agent(session, team=u.team)
     assert "database" in client.get("/api/v1/health", headers=a.headers).json()
 

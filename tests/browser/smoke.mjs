@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS, BASE, check, EMAIL, needs, openBrowser, PASSWORD, visit } from "./lib.mjs";
 
+// The server's version the footer must show (IOWATT_SMOKE_VERSION; else any semantic version).
 // Opt-in: also queue a small real run from the form and wait for it to succeed.
 const QUEUE = process.env.IOWATT_SMOKE_QUEUE === "1";
 const QUEUE_TARGET = process.env.IOWATT_SMOKE_TARGET ?? "/tmp/iowatt-browser-smoke";
@@ -45,6 +46,13 @@ await run("log in and return to the runs list", async () => {
   const rows = await page.getByTestId("run-row").count();
   check(rows >= 1, `expected at least one run row, found ${rows}`);
   await page.locator('[data-testid="run-row"][data-status="succeeded"]').nth(1).waitFor();
+  // the footer names the server's version (issue 30): the one the server says it is, when given
+  const footer = (await page.getByTestId("server-version").innerText()).trim();
+  const version = process.env.IOWATT_SMOKE_VERSION;
+  check(
+    version ? footer === `iowatt ${version}` : /^iowatt \d+\.\d+\.\d+/.test(footer),
+    `the footer says ${JSON.stringify(footer)}, not the server's version ${version ?? ""}`,
+  );
   await shot("runs");
 });
 

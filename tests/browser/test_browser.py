@@ -14,6 +14,7 @@ from typing import IO
 import psycopg
 import pytest
 
+import backend
 from tests.conftest import REPO
 from tests.stack import SHORT_WORKLOAD, Stack
 from tests.waiting import wait_until
@@ -259,6 +260,7 @@ def test_ui_smoke_in_chromium(live: Stack, tmp_path: Path) -> None:
             IOWATT_SMOKE_QUEUE="1",
             IOWATT_SMOKE_TARGET=form,
             IOWATT_SMOKE_WORKLOAD="smoke-short",
+            IOWATT_SMOKE_VERSION=backend.__version__,  # the UI's footer (issue 30)
         )
     finally:
         for d in (ram, disk, form, f"{form}-b"):
