@@ -74,3 +74,42 @@ def test_a_release_artefact_is_the_same_bytes_when_built_twice(
     wheel = next(p for p in first if p.suffix == ".whl")
     with zipfile.ZipFile(wheel) as z:
         assert {i.date_time for i in z.infolist()} == {(2026, 1, 1, 0, 0, 0)}
+
+
+def test_the_agent_bundles_base_library_is_the_same_bytes_whatever_order_pyinstaller_wrote(
+    tmp_path: Path,
+) -> None:
+    """Two builds of one commit gave agent bundles that differed in one file, PyInstaller's
+    base_library.zip: the same members in another order. With SOURCE_DATE_EPOCH (make release)
+    build.sh sorts them (agent/packaging/sort_zip.py) and clamps every file's time to it."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("sort_zip", ROOT / "agent" / "packaging" / "sort_zip.py")
+    assert spec and spec.loader
+    sz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sz)
+    members = {f"m{i}.pyc": bytes([i]) * 50 for i in range(5)} | {"pkg/__init__.py": b"X = 1\n"}
+    made = []
+    for name, order in (("a", sorted(members)), ("b", sorted(members, reverse=True))):
+        path = tmp_path / f"{name}.zip"
+        with zipfile.ZipFile(path, "w") as z:  # as PyInstaller writes it: a ZipInfo of the name only
+            for member in order:
+                z.writestr(zipfile.ZipInfo(member), members[member])
+        path.chmod(0o644)
+        sz.sort_members(path)
+        made.append(path.read_bytes())
+        assert path.stat().st_mode & 0o777 == 0o644
+    assert made[0] == made[1]
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        assert [i.filename for i in z.infolist()] == sorted(members)
+        assert {m: z.read(m) for m in members} == members
+    sys.path.insert(0, str(tmp_path / "a.zip"))  # still importable, as the frozen agent reads it
+    try:
+        assert importlib.import_module("pkg").X == 1
+    finally:
+        sys.path.remove(str(tmp_path / "a.zip"))
+        sys.modules.pop("pkg", None)
+    build = (ROOT / "agent" / "packaging" / "build.sh").read_text()
+    assert 'sort_zip.py "$STAGE/_internal/base_library.zip"' in build
+    assert "epoch=${SOURCE_DATE_EPOCH:-}" in build  # a reused bundle was built for the same time

@@ -164,7 +164,7 @@ if [[ $KINDS == *" rpm "* ]] && [ -n "$NFPM" ] && [ ! -x "$NFPM" ]; then say "NF
 # --- the same inputs built before (AGENT_DIST_REUSE=1) ----------------------------------------
 inputs_key() {
   {
-    echo "arch=$ARCH kinds=$KINDS root=$BUILD_ROOT gzip=$GZIP_LEVEL"
+    echo "arch=$ARCH kinds=$KINDS root=$BUILD_ROOT gzip=$GZIP_LEVEL epoch=${SOURCE_DATE_EPOCH:-}"
     # the Debian 11 root the agent is frozen in (its recipe's files are in the list below; a root
     # made again from them holds newer packages); inside one (IN_ROOT), dpkg-query lists its packages
     if [ "$BUILD_ROOT" = debian-bullseye ] && [ -z "$IN_ROOT" ]; then
@@ -350,6 +350,19 @@ sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/g" -e "s/@GLIBC@/$GLIBC_TARGE
   -e "s/@AGENT_GLIBC@/${needs:-$AGENT_GLIBC}/g" -e "s/@AGENT_HOSTS@/$AGENT_HOSTS/g" \
   agent/packaging/bundle-README.md > "$STAGE/README.md"
 "$STAGE/iowatt-agent" --version >/dev/null
+# With SOURCE_DATE_EPOCH (make release: the commit's time) two builds of one commit are the same
+# bytes (docs/release.md): PyInstaller's base_library.zip, whose members came in another order at
+# each build, has them sorted; no file is newer than that time (a build's files all were: the
+# tarball's members carried the build's minute; the .deb's and the .rpm's trees are copied from
+# this one, and clamped again below for the files made there)
+clamp_times() {  # clamp_times DIR
+  [ -z "${SOURCE_DATE_EPOCH:-}" ] || find "$1" -newermt "@$SOURCE_DATE_EPOCH" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+}
+if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+  "$VENV/bin/python" agent/packaging/sort_zip.py "$STAGE/_internal/base_library.zip"
+  "$STAGE/iowatt-agent" --version >/dev/null  # it still starts from the sorted archive
+  clamp_times "$WORK/stage"
+fi
 # Every file goes into $OUT under a name the server does not serve (.NAME.tmp), whole, then is
 # renamed over the old one: the server lists $OUT at each request (`make up` builds in the
 # background while it serves), so it never serves, hashes or reads the floor of a half-written
@@ -383,6 +396,7 @@ size=$(du -sk "$DEB" | cut -f1)
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@DEBARCH@/$DEBARCH/g" -e "s/@SIZE@/$size/g" -e "s/@GLIBC@/$FLOOR/g" \
   agent/packaging/deb/control > "$DEB/DEBIAN/control"
 for s in postinst prerm postrm; do install -m 0755 "agent/packaging/deb/$s" "$DEB/DEBIAN/$s"; done
+clamp_times "$DEB"
 if [[ $KINDS == *" deb "* ]]; then
   deb=$OUT/iowatt-agent_${VERSION}_$DEBARCH.deb
   # gzip: xz took 37 CPU-s for 2 MB less
