@@ -17,6 +17,7 @@ from typing import Any
 
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Connection, create_engine, pool, text
 
 from backend import __version__
@@ -29,8 +30,10 @@ DOWNGRADE_REFUSED = (
 )
 
 
-class MigrationRefused(Exception):
-    """The schema cannot be moved as asked; the message says why and what to do."""
+class MigrationRefused(CommandError):
+    """The schema cannot be moved as asked; the message says why and what to do. An Alembic
+    CommandError, so that `alembic downgrade` typed by hand says it in one line ("FAILED: ...",
+    exit status 255) instead of a 35-line traceback ending in it."""
 
 
 def _migrations_root() -> Path:
