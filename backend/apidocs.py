@@ -12,6 +12,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from backend.kit.lanes import BULK
+
 ASSETS = Path(fastapi_offline.__file__).parent / "static"
 PREFIX = "/api-docs"
 
@@ -58,7 +60,7 @@ REDOC_PAGE = f"""<!doctype html>
 </html>
 """
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[BULK])
 
 
 @router.get("/docs")

@@ -108,6 +108,14 @@ class Settings(BaseSettings):
     # re-check stamps its waiting polls' agents in one statement (ADR 0053).
     longpoll_max_wait_s: int = Field(80, ge=1, le=300)
     idle_polls_per_s: float = Field(12.5, gt=0, le=100_000)
+    # The bulk lane (docs/adr/0056; backend/kit/lanes.py): per API process, at most this many of
+    # the users' reads and other bulk requests run at a time (0: no limit), while the agents'
+    # protocol, queueing and cancelling runs, /health and /metrics never wait; the others wait in
+    # turn, holding no thread and no database session, at most bulk_queue of them, each at most
+    # bulk_wait_s, else 503 `overloaded` with Retry-After.
+    bulk_concurrency: int = Field(2, ge=0, le=1000)
+    bulk_queue: int = Field(200, ge=0, le=100_000)
+    bulk_wait_s: float = Field(20.0, gt=0, le=600)
     # agent tokens (docs/adr/0011): lifetime of a token (an agent rotates it when half is left), and
     # how long the previous token still works once its successor has been used (requests in flight)
     agent_token_ttl_s: int = Field(30 * 24 * 3600, ge=10, le=366 * 24 * 3600)

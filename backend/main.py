@@ -41,6 +41,7 @@ from backend.health.router import router as health_router
 from backend.imports.router import router as imports_router
 from backend.invitation.router import router as invitation_router
 from backend.kit.headers import SecurityHeadersMiddleware
+from backend.kit.lanes import BULK
 from backend.kit.limits import BodyLimitMiddleware
 from backend.kit.messages import plain_message
 from backend.kit.openapi import document_errors
@@ -151,7 +152,7 @@ def _mount_ui(app: FastAPI, dist: Path) -> None:
             table["key"] = key
         return table["rows"]  # type: ignore[no-any-return]
 
-    @app.get("/{path:path}", include_in_schema=False)
+    @app.get("/{path:path}", include_in_schema=False, dependencies=[BULK])
     def spa(path: str) -> Any:
         if path.startswith("api/"):
             allowed = sorted(

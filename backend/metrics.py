@@ -18,7 +18,10 @@ Anonymous scrapes get only aggregates over the whole server, which name no team:
   (`iowatt_http_request_duration_seconds`), result uploads answered "already stored"
   (`iowatt_upload_duplicates_total`: an agent's retry) and the rows requests stored, by kind
   (`iowatt_ingested_total{kind}`: results, result_jobs, series_points, power_samples; counted when
-  the request's transaction commits, backend.counters.ingested), and `iowatt_build_info{version}`.
+  the request's transaction commits, backend.counters.ingested), the bulk lane's requests waiting
+  and running (`iowatt_api_bulk_waiting`, `iowatt_api_bulk_running`), their waits
+  (`iowatt_api_bulk_wait_seconds`) and those shed (`iowatt_api_bulk_shed_total{reason}`;
+  backend/kit/lanes.py), and `iowatt_build_info{version}`.
   `backend.serve` runs several API processes behind one port and sets PROMETHEUS_MULTIPROC_DIR:
   each process then writes these to its own file there (prometheus_client's multiprocess mode)
   and a scrape, whichever process answers it, sums every process's files. Without the variable
@@ -47,6 +50,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     Info,
     generate_latest,
@@ -71,10 +75,12 @@ from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import Forbidden, Unauthorized
 from backend.health import WORKER_SEEN_KEY, WORKERS_FORGET_S, WORKERS_SEEN_KEY
 from backend.health.router import WORKER_STALE_S
+from backend.kit import lanes
+from backend.kit.lanes import CONTROL
 from backend.logs import log
 from backend.models import ACTIVE_STATUSES, Agent, OutboxTask, Run, Team
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], dependencies=[CONTROL])
 
 UPLOAD_ROUTE = "/api/v1/runs/{run_id}/result"
 
@@ -281,6 +287,49 @@ for _kind in ("results", "result_jobs", "series_points", "power_samples"):
     _ingested.labels(_kind)  # present at 0 from the start: rate() needs the first sample
 on_ingest(lambda kind, n: _ingested.labels(kind).inc(n))
 Info("iowatt_build", "The server's version", registry=_registry).info({"version": __version__})
+
+# the bulk lane (backend/kit/lanes.py, docs/adr/0056): per process, summed over the live processes
+_bulk_waiting = Gauge(
+    "iowatt_api_bulk_waiting",
+    "Bulk requests (users' reads and other non-control requests) waiting for a slot now",
+    multiprocess_mode="livesum",
+    registry=_own,
+)
+_bulk_running = Gauge(
+    "iowatt_api_bulk_running",
+    "Bulk requests in progress now (at most IOWATT_BULK_CONCURRENCY per API process)",
+    multiprocess_mode="livesum",
+    registry=_own,
+)
+_bulk_wait = Histogram(
+    "iowatt_api_bulk_wait_seconds",
+    "How long each admitted bulk request waited for its slot (0 when one was free)",
+    buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0),
+    registry=_own,
+)
+_bulk_shed = Counter(
+    "iowatt_api_bulk_shed",
+    "Bulk requests answered 503 overloaded, by reason: queue_full (IOWATT_BULK_QUEUE waiting "
+    "already) or wait_timeout (waited IOWATT_BULK_WAIT_S)",
+    ["reason"],
+    registry=_own,
+)
+for _reason in ("queue_full", "wait_timeout"):
+    _bulk_shed.labels(_reason)
+
+
+def _on_lane(event: str, value: float | str) -> None:
+    if event == "waiting":
+        _bulk_waiting.set(float(value))
+    elif event == "running":
+        _bulk_running.set(float(value))
+    elif event == "admitted":
+        _bulk_wait.observe(float(value))
+    elif event == "shed":
+        _bulk_shed.labels(str(value)).inc()
+
+
+lanes.observe(_on_lane)
 
 
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:

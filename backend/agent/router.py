@@ -31,6 +31,7 @@ from backend.auth.principal import AgentPrincipal
 from backend.config import get_settings
 from backend.db import get_session_factory
 from backend.errors import Forbidden, Unauthorized
+from backend.kit.lanes import BULK, CONTROL
 from backend.kit.schema import Page
 from backend.kit.time import utcnow
 from backend.models import Agent
@@ -78,7 +79,7 @@ def _read(agent: Agent, current: dict[uuid.UUID, uuid.UUID], inventory: Inventor
     )
 
 
-@router.get("", response_model=Page[AgentRead])
+@router.get("", response_model=Page[AgentRead], dependencies=[BULK])
 def list_agents(
     principal: UserDep,
     session: SessionDep,
@@ -97,6 +98,7 @@ def list_agents(
     response_model=EnrollmentTokenCreated,
     status_code=status.HTTP_201_CREATED,
     summary="Create an enrolment token (team admin); the token is shown only here",
+    dependencies=[BULK],
 )
 def create_enrollment_token(
     body: EnrollmentTokenCreate, principal: UserDep, session: SessionDep
@@ -111,6 +113,7 @@ def create_enrollment_token(
     "/enrollment-tokens",
     response_model=Page[EnrollmentTokenRead],
     summary="Enrolment tokens of the teams you administer (never the token itself)",
+    dependencies=[BULK],
 )
 def list_enrollment_tokens(
     principal: UserDep, session: SessionDep, team_id: uuid.UUID | None = None
@@ -125,13 +128,14 @@ def list_enrollment_tokens(
     "/enrollment-tokens/{token_id}",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Revoke an enrolment token (team admin); agents enrolled with it stay",
+    dependencies=[BULK],
 )
 def revoke_enrollment_token(token_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
     service.revoke_enrollment_token(session, principal=principal, token_id=token_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/{agent_id}", response_model=AgentRead)
+@router.get("/{agent_id}", response_model=AgentRead, dependencies=[BULK])
 def get_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> AgentRead:
     agent = service.get(session, principal=principal, agent_id=agent_id)
     return _read(agent, repository.current_runs(session, [agent.id]))
@@ -141,6 +145,7 @@ def get_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> A
     "/{agent_id}/revoke",
     response_model=AgentRead,
     summary="Revoke an agent (team admin): its token is refused at once, its unfinished runs fail",
+    dependencies=[BULK],
 )
 def revoke_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> AgentRead:
     agent = service.revoke(session, principal=principal, agent_id=agent_id)
@@ -151,6 +156,7 @@ def revoke_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -
     "/{agent_id}",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Delete an agent (team admin): revoked, hidden, its name free again; its runs stay",
+    dependencies=[BULK],
 )
 def delete_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Response:
     service.delete(session, principal=principal, agent_id=agent_id)
@@ -167,7 +173,7 @@ def delete_agent(agent_id: uuid.UUID, principal: UserDep, session: SessionDep) -
             "`agent_protocol_unsupported`: the agent's protocol is more than one version away"
         }
     },
-    dependencies=[Depends(protocol.check)],
+    dependencies=[CONTROL, Depends(protocol.check)],
 )
 def enroll(body: AgentEnroll, session: SessionDep) -> AgentEnrolled:
     raw, agent = service.enroll(session, body=body)
@@ -198,7 +204,7 @@ async def _received_at() -> datetime:
     return utcnow()
 
 
-@router.post("/{agent_id}/heartbeat", response_model=HeartbeatAck)
+@router.post("/{agent_id}/heartbeat", response_model=HeartbeatAck, dependencies=[CONTROL])
 def heartbeat(
     received_at: Annotated[datetime, Depends(_received_at)],
     agent_id: uuid.UUID,
@@ -222,6 +228,7 @@ def heartbeat(
     "/{agent_id}/token",
     response_model=AgentTokenRotated,
     summary="Rotate the calling agent's token (docs/adr/0011): store the new one before using it",
+    dependencies=[CONTROL],
 )
 def rotate_token(
     agent_id: uuid.UUID, principal: AgentDep, raw_token: RawTokenDep, session: SessionDep
@@ -230,7 +237,7 @@ def rotate_token(
     return AgentTokenRotated(agent_token=issued.token, token_expires_at=issued.expires_at)
 
 
-@router.put("/{agent_id}/inventory", response_model=AgentRead)
+@router.put("/{agent_id}/inventory", response_model=AgentRead, dependencies=[CONTROL])
 def put_inventory(
     agent_id: uuid.UUID, inventory: Inventory, principal: AgentDep, session: SessionDep
 ) -> AgentRead:
@@ -271,7 +278,7 @@ async def _bearer_token(creds: Annotated[HTTPAuthorizationCredentials | None, De
     return creds.credentials
 
 
-@router.post("/{agent_id}/lease", response_model=LeaseResponse)
+@router.post("/{agent_id}/lease", response_model=LeaseResponse, dependencies=[CONTROL])
 async def lease(
     agent_id: uuid.UUID,
     raw_token: Annotated[str, Depends(_bearer_token)],

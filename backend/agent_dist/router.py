@@ -10,12 +10,13 @@ from fastapi.responses import FileResponse, PlainTextResponse, Response
 
 from backend.agent_dist import service, throttle
 from backend.agent_dist.schemas import AgentDist
+from backend.kit.lanes import BULK
 
 # counted per client address before anything else (backend/agent_dist/throttle.py)
 router = APIRouter(
     prefix="/agent-dist",
     tags=["agent-dist"],
-    dependencies=[Depends(throttle.check)],
+    dependencies=[Depends(throttle.check), BULK],
     responses={429: {"description": throttle.DESCRIPTION}},
 )
 

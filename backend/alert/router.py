@@ -15,9 +15,10 @@ from backend.alert.schemas import (
     TestSent,
 )
 from backend.auth.deps import SessionDep, UserDep
+from backend.kit.lanes import BULK
 from backend.kit.paging import Limit, Offset, TeamFilter
 
-router = APIRouter(tags=["alerts"])
+router = APIRouter(tags=["alerts"], dependencies=[BULK])
 
 
 @router.post("/alert-channels", response_model=ChannelCreated, status_code=status.HTTP_201_CREATED)

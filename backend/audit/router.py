@@ -7,9 +7,10 @@ from fastapi import APIRouter, Query
 from backend.audit import service
 from backend.audit.schemas import AuditEventRead
 from backend.auth.deps import SessionDep, UserDep
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 
-router = APIRouter(prefix="/teams", tags=["audit"])
+router = APIRouter(prefix="/teams", tags=["audit"], dependencies=[BULK])
 
 
 @router.get("/{team_id}/audit", response_model=Page[AuditEventRead])

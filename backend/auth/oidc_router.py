@@ -22,9 +22,10 @@ from backend.auth.oidc_schemas import OidcConfig, OidcLinkRequest, OidcSessionRe
 from backend.auth.schemas import LoginResponse
 from backend.config import get_settings
 from backend.kit.http import client_address, is_tls
+from backend.kit.lanes import BULK
 from backend.logs import log
 
-router = APIRouter(prefix="/auth/oidc", tags=["auth"])
+router = APIRouter(prefix="/auth/oidc", tags=["auth"], dependencies=[BULK])
 
 SPA_PAGE = "/login/oidc"
 COOKIE_PATH = "/api/v1/auth/oidc"

@@ -20,9 +20,10 @@ from backend.auth.proof_schemas import (
 )
 from backend.auth.schemas import LoginResponse
 from backend.kit.http import client_address
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 
-router = APIRouter(tags=["auth"])
+router = APIRouter(tags=["auth"], dependencies=[BULK])
 
 NO_MAIL: dict[int | str, dict[str, Any]] = {
     404: {"description": "`mail_not_configured`: this server sends no mail (IOWATT_SMTP_URL)"},

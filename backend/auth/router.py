@@ -15,9 +15,10 @@ from backend.auth.schemas import (
     UserRead,
 )
 from backend.kit.http import client_address
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 
-router = APIRouter(prefix="/auth", tags=["auth"])
+router = APIRouter(prefix="/auth", tags=["auth"], dependencies=[BULK])
 
 
 @router.post("/login", response_model=LoginResponse)

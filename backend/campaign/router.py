@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, status
 from backend.auth.deps import SessionDep, UserDep
 from backend.campaign import service
 from backend.campaign.schemas import CampaignCreate, CampaignPage, CampaignPlan, CampaignRead
+from backend.kit.lanes import BULK, CONTROL
 from backend.kit.paging import Limit, Offset, TeamFilter
 from backend.workload.facts import ENGINE_UNAVAILABLE
 
@@ -13,13 +14,17 @@ router = APIRouter(prefix="/campaigns", tags=["campaigns"])
 
 
 @router.post(
-    "", response_model=CampaignRead, status_code=status.HTTP_201_CREATED, responses=ENGINE_UNAVAILABLE
+    "",
+    response_model=CampaignRead,
+    status_code=status.HTTP_201_CREATED,
+    responses=ENGINE_UNAVAILABLE,
+    dependencies=[CONTROL],
 )
 def create_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep) -> CampaignRead:
     return service.to_read(session, [service.create(session, principal=principal, body=body)])[0]
 
 
-@router.post("/plan", response_model=CampaignPlan, responses=ENGINE_UNAVAILABLE)
+@router.post("/plan", response_model=CampaignPlan, responses=ENGINE_UNAVAILABLE, dependencies=[BULK])
 def plan_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep) -> CampaignPlan:
     """What POST /campaigns would queue for this body — its cells (workload × sweep combination),
     runs and measuring time — without queueing anything. A sweep that cannot mean what it says is
@@ -27,7 +32,7 @@ def plan_campaign(body: CampaignCreate, principal: UserDep, session: SessionDep)
     return service.plan(session, principal=principal, body=body)
 
 
-@router.get("", response_model=CampaignPage)
+@router.get("", response_model=CampaignPage, dependencies=[BULK])
 def list_campaigns(
     principal: UserDep,
     session: SessionDep,
@@ -39,7 +44,7 @@ def list_campaigns(
     return CampaignPage(items=service.to_read(session, rows), total=total)
 
 
-@router.get("/{campaign_id}", response_model=CampaignRead)
+@router.get("/{campaign_id}", response_model=CampaignRead, dependencies=[BULK])
 def get_campaign(campaign_id: uuid.UUID, principal: UserDep, session: SessionDep) -> CampaignRead:
     return service.to_read(session, [service.get(session, principal=principal, campaign_id=campaign_id)])[0]
 
@@ -48,6 +53,7 @@ def get_campaign(campaign_id: uuid.UUID, principal: UserDep, session: SessionDep
     "/{campaign_id}",
     status_code=status.HTTP_204_NO_CONTENT,
     responses={409: {"description": "`campaign_active`: some of its runs are assigned or running"}},
+    dependencies=[BULK],
 )
 def delete_campaign(
     campaign_id: uuid.UUID,

@@ -5,8 +5,9 @@ from fastapi import APIRouter
 
 from backend.auth.deps import UserDep
 from backend.carbon.schemas import EmbodiedDefaultRead, GridIntensityRead
+from backend.kit.lanes import BULK
 
-router = APIRouter(prefix="/carbon", tags=["carbon"])
+router = APIRouter(prefix="/carbon", tags=["carbon"], dependencies=[BULK])
 
 
 @router.get("/grid-intensities", response_model=list[GridIntensityRead])

@@ -6,9 +6,10 @@ from fastapi import APIRouter, Query, status
 from backend.auth.deps import SessionDep, UserDep
 from backend.comment import service
 from backend.comment.schemas import CommentCreate, CommentRead, CommentUpdate, TargetKind
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 
-router = APIRouter(prefix="/comments", tags=["comments"])
+router = APIRouter(prefix="/comments", tags=["comments"], dependencies=[BULK])
 
 
 @router.get("", response_model=Page[CommentRead])

@@ -8,8 +8,9 @@ from backend.compare import service
 from backend.compare.schemas import Comparison, FingerprintMode, GroupBy, LatencyCurves
 from backend.environment.topology import parse_filters
 from backend.errors import Invalid
+from backend.kit.lanes import BULK
 
-router = APIRouter(prefix="/compare", tags=["compare"])
+router = APIRouter(prefix="/compare", tags=["compare"], dependencies=[BULK])
 
 RunsParam = Annotated[str, Query(description="comma-separated run ids; the first is the default baseline")]
 EnvParam = Annotated[

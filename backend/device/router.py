@@ -7,10 +7,11 @@ from backend.auth.deps import SessionDep, UserDep
 from backend.carbon.service import device_embodied
 from backend.device import service
 from backend.device.schemas import DeviceRead, DeviceUpdate
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 from backend.models import Device
 
-router = APIRouter(prefix="/devices", tags=["devices"])
+router = APIRouter(prefix="/devices", tags=["devices"], dependencies=[BULK])
 
 
 def _read(d: Device) -> DeviceRead:

@@ -13,12 +13,13 @@ from backend.environment.schemas import (
     RunEnvironment,
     TopologySuggestion,
 )
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 
 envs = APIRouter(prefix="/environments", tags=["environments"])
 # a run's environment as recorded (the run page): under /runs, served by this domain
 runs = APIRouter(prefix="/runs", tags=["environments"])
-router = APIRouter()
+router = APIRouter(dependencies=[BULK])
 
 
 @envs.get("", response_model=Page[EnvironmentRead])

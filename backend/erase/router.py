@@ -6,8 +6,9 @@ from backend.auth.deps import SessionDep, UserDep
 from backend.erase import service
 from backend.erase.schemas import AccountDelete, TeamDelete
 from backend.kit.http import client_address
+from backend.kit.lanes import BULK
 
-router = APIRouter(tags=["deletion"])
+router = APIRouter(tags=["deletion"], dependencies=[BULK])
 
 
 @router.delete(

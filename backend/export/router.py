@@ -6,8 +6,9 @@ from fastapi.responses import StreamingResponse
 from backend.auth.deps import SessionDep, UserDep
 from backend.export import service
 from backend.kit.disposition import attachment
+from backend.kit.lanes import BULK
 
-router = APIRouter(prefix="/teams", tags=["export"])
+router = APIRouter(prefix="/teams", tags=["export"], dependencies=[BULK])
 
 
 @router.post(

@@ -25,9 +25,10 @@ from backend.config import get_settings
 from backend.db import get_session_factory, get_sessionmaker
 from backend.errors import AppError
 from backend.health import WORKER_SEEN_KEY
+from backend.kit.lanes import CONTROL
 from backend.kit.schema import OutputSchema
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], dependencies=[CONTROL])
 
 WORKER_STALE_S = 12  # the worker beats every 5 s: two beats missed and a margin
 

@@ -25,8 +25,9 @@ from backend.imports.schemas import (
     ImportText,
     PublishedImport,
 )
+from backend.kit.lanes import BULK
 
-router = APIRouter(tags=["imports"])
+router = APIRouter(tags=["imports"], dependencies=[BULK])
 SPOOL_BYTES = 8 << 20
 # multipart/form-data: at most this many file parts, text fields and bytes per text field
 MAX_FILES = 32

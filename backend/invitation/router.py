@@ -14,9 +14,10 @@ from backend.invitation.schemas import (
     InvitationPreview,
     InvitationRead,
 )
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 
-router = APIRouter(tags=["invitations"])
+router = APIRouter(tags=["invitations"], dependencies=[BULK])
 
 Token = Annotated[str, Path(min_length=1, max_length=200, description="the token of the invitation's link")]
 GONE: dict[int | str, dict[str, Any]] = {

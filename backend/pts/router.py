@@ -7,11 +7,12 @@ from fastapi import APIRouter, Query, Response
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.kit.disposition import attachment
+from backend.kit.lanes import BULK
 from backend.pts import service
 from backend.pts.schemas import PtsReport
 from backend.run import service as run_service
 
-router = APIRouter(prefix="/runs", tags=["runs"])
+router = APIRouter(prefix="/runs", tags=["runs"], dependencies=[BULK])
 
 
 @router.get(

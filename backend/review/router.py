@@ -10,6 +10,7 @@ from backend.auth.deps import SessionDep, UserDep, bearer, get_user
 from backend.db import get_session_factory
 from backend.errors import Unauthorized
 from backend.kit.disposition import attachment
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 from backend.pts import service as pts_service
 from backend.review import pdf, pts_pages, report, service
@@ -26,7 +27,7 @@ from backend.review.schemas import (
     ReviewUpdate,
 )
 
-router = APIRouter(prefix="/reviews", tags=["reviews"])
+router = APIRouter(prefix="/reviews", tags=["reviews"], dependencies=[BULK])
 
 FROZEN: dict[int | str, dict[str, Any]] = {
     409: {"description": "review_decided: the review is decided and frozen; detail.new_version names "

@@ -11,6 +11,7 @@ from backend.agent.router import agent_short_tx
 from backend.auth.deps import AgentDep, SessionDep, UserDep
 from backend.auth.principal import AgentPrincipal
 from backend.db import get_session_factory
+from backend.kit.lanes import BULK, CONTROL
 from backend.run import group, service
 from backend.run.group_schemas import (
     ReadyAck,
@@ -23,11 +24,15 @@ from backend.run.group_schemas import (
 from backend.workload.facts import ENGINE_UNAVAILABLE
 
 router = APIRouter(prefix="/run-groups", tags=["runs"])
-barrier_router = APIRouter(prefix="/runs", tags=["agent-protocol"])
+barrier_router = APIRouter(prefix="/runs", tags=["agent-protocol"], dependencies=[CONTROL])
 
 
 @router.post(
-    "", response_model=RunGroupRead, status_code=status.HTTP_201_CREATED, responses=ENGINE_UNAVAILABLE
+    "",
+    response_model=RunGroupRead,
+    status_code=status.HTTP_201_CREATED,
+    responses=ENGINE_UNAVAILABLE,
+    dependencies=[CONTROL],
 )
 def create_group(body: RunGroupCreate, principal: UserDep, session: SessionDep) -> RunGroupRead:
     """Queue a group run: one member run per agent, assigned together when every agent is free,
@@ -35,12 +40,12 @@ def create_group(body: RunGroupCreate, principal: UserDep, session: SessionDep) 
     return group.read(session, group.create(session, principal=principal, body=body))
 
 
-@router.get("/{group_id}", response_model=RunGroupRead)
+@router.get("/{group_id}", response_model=RunGroupRead, dependencies=[BULK])
 def get_group(group_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunGroupRead:
     return group.read(session, group.get(session, principal=principal, group_id=group_id))
 
 
-@router.post("/{group_id}/cancel", response_model=RunGroupRead)
+@router.post("/{group_id}/cancel", response_model=RunGroupRead, dependencies=[CONTROL])
 def cancel_group(group_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunGroupRead:
     """Cancel every member (members of the team): queued and assigned ones at once, running ones
     at their next progress report."""

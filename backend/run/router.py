@@ -7,6 +7,7 @@ from fastapi import APIRouter, Query, Response, status
 from backend.auth.deps import AgentDep, SessionDep, UserDep
 from backend.environment.topology import parse_filters
 from backend.errors import NotFound
+from backend.kit.lanes import BULK, CONTROL
 from backend.models import RunStatus
 from backend.power import service as power_service
 from backend.power.schemas import PowerSeries
@@ -37,7 +38,7 @@ from backend.workload.facts import ENGINE_UNAVAILABLE
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 # the team's tags for the runs filter (GET /api/v1/tags): main.py includes it beside `router`
-tags_router = APIRouter(prefix="/tags", tags=["runs"])
+tags_router = APIRouter(prefix="/tags", tags=["runs"], dependencies=[BULK])
 
 
 def as_utc(value: datetime | None) -> datetime | None:
@@ -54,13 +55,19 @@ def list_tags(
     return service.team_tags(session, principal=principal, team_id=team_id)
 
 
-@router.post("", response_model=RunRead, status_code=status.HTTP_201_CREATED, responses=ENGINE_UNAVAILABLE)
+@router.post(
+    "",
+    response_model=RunRead,
+    status_code=status.HTTP_201_CREATED,
+    responses=ENGINE_UNAVAILABLE,
+    dependencies=[CONTROL],
+)
 def create_run(body: RunCreate, principal: UserDep, session: SessionDep) -> RunRead:
     run = service.create(session, principal=principal, body=body)
     return service.to_read(session, [run], created=True)[0]
 
 
-@router.get("", response_model=RunPage)
+@router.get("", response_model=RunPage, dependencies=[BULK])
 def list_runs(
     principal: UserDep,
     session: SessionDep,
@@ -140,14 +147,14 @@ def list_runs(
     )
 
 
-@router.put("/{run_id}/tags", response_model=RunRead)
+@router.put("/{run_id}/tags", response_model=RunRead, dependencies=[BULK])
 def put_tags(run_id: uuid.UUID, body: RunTagsUpdate, principal: UserDep, session: SessionDep) -> RunRead:
     """Replace the run's tags (members of its team)."""
     run = service.set_tags(session, principal=principal, run_id=run_id, body=body)
     return service.to_read(session, [run])[0]
 
 
-@router.get("/{run_id}", response_model=RunRead)
+@router.get("/{run_id}", response_model=RunRead, dependencies=[BULK])
 def get_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRead:
     return service.to_read(session, [service.get(session, principal=principal, run_id=run_id)])[0]
 
@@ -156,6 +163,7 @@ def get_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRe
     "/{run_id}",
     status_code=status.HTTP_204_NO_CONTENT,
     responses={409: {"description": "`run_active`: the run is assigned or running; cancel it first"}},
+    dependencies=[BULK],
 )
 def delete_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> None:
     """Delete a run with its result, series, power samples, energy, tags and comments (audited as
@@ -164,12 +172,12 @@ def delete_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> No
     deletion.delete(session, principal=principal, run_id=run_id)
 
 
-@router.post("/{run_id}/cancel", response_model=RunRead)
+@router.post("/{run_id}/cancel", response_model=RunRead, dependencies=[CONTROL])
 def cancel_run(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunRead:
     return service.to_read(session, [service.cancel(session, principal=principal, run_id=run_id)])[0]
 
 
-@router.get("/{run_id}/result", response_model=ResultRead)
+@router.get("/{run_id}/result", response_model=ResultRead, dependencies=[BULK])
 def get_result(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> ResultRead:
     run = service.get(session, principal=principal, run_id=run_id)
     res = result_service.get_result(session, run=run)
@@ -178,7 +186,7 @@ def get_result(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Re
     return ResultRead.model_validate(res)
 
 
-@router.get("/{run_id}/power", response_model=PowerSeries)
+@router.get("/{run_id}/power", response_model=PowerSeries, dependencies=[BULK])
 def get_power(
     run_id: uuid.UUID,
     principal: UserDep,
@@ -189,13 +197,13 @@ def get_power(
     return power_service.series(session, run=run, points=points)
 
 
-@router.get("/{run_id}/system", response_model=RunSystem)
+@router.get("/{run_id}/system", response_model=RunSystem, dependencies=[BULK])
 def get_system(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunSystem:
     """Host, device, file system, cache mode and validity flags of one run (the run page's header)."""
     return service.system(session, run=service.get(session, principal=principal, run_id=run_id))
 
 
-@router.get("/{run_id}/series", response_model=RunSeries)
+@router.get("/{run_id}/series", response_model=RunSeries, dependencies=[BULK])
 def get_series(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> RunSeries:
     return result_service.series(session, run=service.get(session, principal=principal, run_id=run_id))
 
@@ -203,14 +211,16 @@ def get_series(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Ru
 # --- agent side -----------------------------------------------------------------------------
 
 
-@router.post("/{run_id}/start", response_model=RunRead, tags=["agent-protocol"])
+@router.post("/{run_id}/start", response_model=RunRead, tags=["agent-protocol"], dependencies=[CONTROL])
 def start_run(run_id: uuid.UUID, body: LeaseRef, principal: AgentDep, session: SessionDep) -> RunRead:
     return service.to_read(session, [service.start(session, principal=principal, run_id=run_id, body=body)])[
         0
     ]
 
 
-@router.post("/{run_id}/progress", response_model=ProgressAck, tags=["agent-protocol"])
+@router.post(
+    "/{run_id}/progress", response_model=ProgressAck, tags=["agent-protocol"], dependencies=[CONTROL]
+)
 def report_progress(
     run_id: uuid.UUID, body: ProgressReport, principal: AgentDep, session: SessionDep
 ) -> ProgressAck:
@@ -223,6 +233,7 @@ def report_progress(
     status_code=status.HTTP_201_CREATED,
     responses={200: {"model": ResultStored, "description": "the same upload was already stored"}},
     tags=["agent-protocol"],
+    dependencies=[CONTROL],
 )
 def upload_result(
     run_id: uuid.UUID, body: ResultUpload, principal: AgentDep, session: SessionDep, response: Response
@@ -233,7 +244,7 @@ def upload_result(
     return stored
 
 
-@router.post("/{run_id}/failure", response_model=RunRead, tags=["agent-protocol"])
+@router.post("/{run_id}/failure", response_model=RunRead, tags=["agent-protocol"], dependencies=[CONTROL])
 def report_failure(
     run_id: uuid.UUID, body: FailureReport, principal: AgentDep, session: SessionDep
 ) -> RunRead:

@@ -3,6 +3,7 @@ import uuid
 from fastapi import APIRouter, status
 
 from backend.auth.deps import SessionDep, UserDep
+from backend.kit.lanes import BULK
 from backend.kit.paging import Limit, Offset, TeamFilter
 from backend.schedule import service
 from backend.schedule.schemas import (
@@ -15,7 +16,7 @@ from backend.schedule.schemas import (
 )
 from backend.workload.facts import ENGINE_UNAVAILABLE
 
-router = APIRouter(prefix="/schedules", tags=["schedules"])
+router = APIRouter(prefix="/schedules", tags=["schedules"], dependencies=[BULK])
 
 
 @router.post(

@@ -4,6 +4,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from backend.auth.deps import SessionDep, UserDep
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 from backend.series import service
 from backend.series.schemas import (
@@ -19,7 +20,7 @@ from backend.series.schemas import (
     ThresholdsIn,
 )
 
-router = APIRouter(prefix="/series", tags=["series"])
+router = APIRouter(prefix="/series", tags=["series"], dependencies=[BULK])
 
 
 @router.get("", response_model=Page[SeriesRead])

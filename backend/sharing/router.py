@@ -13,12 +13,13 @@ from backend.auth.deps import SessionDep, UserDep
 from backend.config import get_settings
 from backend.errors import AppError
 from backend.kit.disposition import attachment
+from backend.kit.lanes import BULK
 from backend.run.schemas import MAX_OFFSET
 from backend.sharing import cache, preview, service, throttle
 from backend.sharing.schemas import SharedView, ShareLinkCreate, ShareLinkCreated, ShareLinkPage
 
-router = APIRouter(tags=["sharing"])
-pages = APIRouter(include_in_schema=False)
+router = APIRouter(tags=["sharing"], dependencies=[BULK])
+pages = APIRouter(include_in_schema=False, dependencies=[BULK])
 
 # the anonymous routes: counted per client before anything else (no session is taken for a 429)
 Throttled = Depends(throttle.check)

@@ -5,10 +5,11 @@ from fastapi import APIRouter, status
 
 from backend.auth.deps import SessionDep, UserDep
 from backend.auth.schemas import TeamRole
+from backend.kit.lanes import BULK
 from backend.team import service
 from backend.team.schemas import MemberRead, MemberUpdate, TeamCreate, TeamRead, TeamUpdate
 
-router = APIRouter(prefix="/teams", tags=["teams"])
+router = APIRouter(prefix="/teams", tags=["teams"], dependencies=[BULK])
 
 LAST_ADMIN: dict[int | str, dict[str, Any]] = {
     409: {"description": "`last_admin`: the team's last admin cannot leave, be removed or demoted"}

@@ -1,10 +1,11 @@
 from fastapi import APIRouter, Response, status
 
 from backend.auth.deps import SessionDep, UploaderDep
+from backend.kit.lanes import BULK
 from backend.upload import service
 from backend.upload.schemas import ResultImport, ResultImported
 
-router = APIRouter(prefix="/results", tags=["results"])
+router = APIRouter(prefix="/results", tags=["results"], dependencies=[BULK])
 
 
 @router.post(

@@ -7,10 +7,11 @@ from backend.auth.deps import SessionDep, UserDep
 from backend.environment.schemas import Facet
 from backend.environment.topology import parse_filters
 from backend.errors import Invalid
+from backend.kit.lanes import BULK
 from backend.views import service
 from backend.views.schemas import ViewCatalog, ViewName, ViewTable
 
-router = APIRouter(prefix="/views", tags=["views"])
+router = APIRouter(prefix="/views", tags=["views"], dependencies=[BULK])
 
 
 def _ids(runs: str) -> list[uuid.UUID]:

@@ -9,12 +9,13 @@ from pydantic import Field
 
 from backend.auth.deps import UserDep
 from backend.errors import Invalid
+from backend.kit.lanes import BULK
 from backend.kit.schema import InputSchema
 from backend.workload import facts
 from backend.workload.kinds.jobfile import JobfileParse, JobfileSpec, JobfileText
 from backend.workload.schemas import SCALE_MAX, FileFacts, WorkloadSpec
 
-router = APIRouter(prefix="/workloads", tags=["workloads"])
+router = APIRouter(prefix="/workloads", tags=["workloads"], dependencies=[BULK])
 
 
 class FactsAsk(InputSchema):

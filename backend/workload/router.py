@@ -4,12 +4,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from backend.auth.deps import SessionDep, UserDep
+from backend.kit.lanes import BULK
 from backend.kit.schema import Page
 from backend.workload import repository, service
 from backend.workload.facts import ENGINE_UNAVAILABLE
 from backend.workload.schemas import WorkloadCreate, WorkloadRead
 
-router = APIRouter(prefix="/workloads", tags=["workloads"])
+router = APIRouter(prefix="/workloads", tags=["workloads"], dependencies=[BULK])
 
 
 @router.get("", response_model=Page[WorkloadRead])
