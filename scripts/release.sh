@@ -7,7 +7,8 @@
 #   ui/       the built UI
 #   server/   the server's container build context: the source at this commit
 #             (docker build -f deploy/Dockerfile.server . inside it)
-#   sbom/     CycloneDX SBOMs of the server's and the agent's locked requirements
+#   sbom/     CycloneDX SBOMs of the server's and the agent's locked requirements, and of the npm
+#             packages the UI is built from (frontend/package-lock.json)
 #   SHA256SUMS
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,5 +45,6 @@ for part in server agent; do
   .venv/bin/cyclonedx-py requirements --output-reproducible --of JSON \
     -o "$OUT/sbom/iowatt-$part-$VERSION.cdx.json" "requirements/$part.txt"
 done
+$PY scripts/release_build.py npm-sbom frontend/package-lock.json "$OUT/sbom/iowatt-ui-$VERSION.cdx.json" >/dev/null
 (cd "$OUT" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum) > "$OUT/SHA256SUMS"
 echo "iowatt $VERSION: $OUT ($(wc -l < "$OUT/SHA256SUMS") files, SHA256SUMS)"

@@ -4,6 +4,11 @@
     release_build.py python PROJECT_DIR OUT_DIR   a wheel and an sdist of one of this repository's
                                                  Python projects, from its committed files only
     release_build.py tree DIR OUT.tar.gz PREFIX  a directory (the built UI) as one archive
+    release_build.py npm-sbom LOCK OUT.cdx.json  a CycloneDX 1.6 SBOM of the npm packages the UI is
+                                                 built from (`npm ci --omit=dev`: the lock's
+                                                 packages not marked dev), as cyclonedx-py writes
+                                                 the Python ones (reproducible: no serial number,
+                                                 no time)
 
 Same sources + same SOURCE_DATE_EPOCH = the same bytes: every member's time is SOURCE_DATE_EPOCH,
 owners are 0/root-less, modes 0644/0755, members sorted, gzip's own header carries no time or
@@ -12,8 +17,10 @@ built by their locked build backend (the server's setuptools, the agent's, the c
 libraries' flit_core: pyproject's `build-backend`) through its PEP 517 hooks, in a copy of the
 project's files as git has them (never an untracked or changed file)."""
 
+import base64
 import gzip
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -139,12 +146,70 @@ def build_tree(directory: Path, out: Path, prefix: str) -> Path:
     return out
 
 
+def npm_sbom(lock: Path, out: Path) -> Path:
+    """Every package of package-lock.json (lockfileVersion 2/3) that `npm ci --omit=dev` installs:
+    name, version, purl, the registry's SHA-512 (the lock's `integrity`) and licence; packages npm
+    installs only on some platforms are scope "optional". Sorted by purl; the same lock gives the
+    same bytes."""
+    doc = json.loads(lock.read_text())
+    root = doc["packages"][""]
+    components = []
+    for path, pkg in doc["packages"].items():
+        if not path or pkg.get("dev") or pkg.get("link") or "version" not in pkg:
+            continue
+        name = pkg.get("name") or path.rsplit("node_modules/", 1)[1]
+        namespace, _, short = name.rpartition("/")
+        purl_name = f"{namespace.replace('@', '%40')}/{short}" if namespace else short
+        c: dict[str, object] = {
+            "type": "library",
+            "bom-ref": f"pkg:npm/{purl_name}@{pkg['version']}",
+            "name": short,
+            "version": pkg["version"],
+            "purl": f"pkg:npm/{purl_name}@{pkg['version']}",
+            "scope": "optional" if pkg.get("optional") else "required",
+        }
+        if namespace:
+            c["group"] = namespace
+        algo, _, digest = str(pkg.get("integrity", "")).partition("-")
+        if algo == "sha512" and digest:
+            c["hashes"] = [{"alg": "SHA-512", "content": base64.b64decode(digest).hex()}]
+        if isinstance(pkg.get("license"), str):
+            c["licenses"] = [{"expression": pkg["license"]}]
+        if pkg.get("resolved"):
+            c["externalReferences"] = [{"type": "distribution", "url": pkg["resolved"]}]
+        components.append(c)
+    unique = {str(c["bom-ref"]): c for c in components}  # one version at two paths: one component
+    refs = sorted(unique)
+    bom = {
+        "$schema": "http://cyclonedx.org/schema/bom-1.6.schema.json",
+        "bomFormat": "CycloneDX",
+        "specVersion": "1.6",
+        "version": 1,
+        "metadata": {
+            "component": {
+                "type": "application",
+                "bom-ref": f"{root['name']}@{root['version']}",
+                "name": root["name"],
+                "version": root["version"],
+                "description": f"the UI, built from {lock.name} (npm ci --omit=dev)",
+            }
+        },
+        "components": [unique[r] for r in refs],
+        "dependencies": [{"ref": f"{root['name']}@{root['version']}", "dependsOn": refs}],
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(bom, indent=2, sort_keys=True) + "\n")
+    return out
+
+
 def main(argv: list[str]) -> None:
     if len(argv) == 3 and argv[0] == "python":
         for p in build_python(argv[1], Path(argv[2])):
             print(p)
     elif len(argv) == 4 and argv[0] == "tree":
         print(build_tree(Path(argv[1]), Path(argv[2]), argv[3]))
+    elif len(argv) == 3 and argv[0] == "npm-sbom":
+        print(npm_sbom(Path(argv[1]), Path(argv[2])))
     else:
         raise SystemExit(__doc__)
 
