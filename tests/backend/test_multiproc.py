@@ -173,6 +173,16 @@ def test_request_metrics_are_summed_across_processes(pair: Pair) -> None:
         for fam in text_string_to_metric_families(httpx.get(f"{pair.b.base}/metrics", verify=TLS).text)
     }
     assert "iowatt_upload_duplicates" in families
+    # the bulk lane's figures (docs/adr/0056), summed the same way: each admitted bulk request's wait
+    # is counted once, in the process that served it; the gauges sum the live processes' values
+    waits = ("iowatt_api_bulk_wait_seconds_count", ())
+    before = _metrics(pair.a).get(waits, 0.0)
+    for api, n in ((pair.a, 2), (pair.b, 3)):
+        for _ in range(n):  # anonymous and in the bulk lane
+            assert httpx.get(f"{api.url}/auth/oidc", timeout=10, verify=TLS).status_code == 200
+    after_a, after_b = _metrics(pair.a), _metrics(pair.b)
+    assert after_a[waits] == after_b[waits] == before + 5
+    assert after_a[("iowatt_api_bulk_waiting", ())] == after_a[("iowatt_api_bulk_running", ())] == 0
 
 
 def test_health_answers_alike_in_every_process(pair: Pair) -> None:
