@@ -61,12 +61,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     from tests.stack import STACK_GROUPS
 
     for item in items:
-        # Schemathesis names each operation's item (`test_fuzz_as_admin[GET /api/v1/runs]`) after
-        # pytest 9 made its node id, so every item of a test had one id; xdist schedules by id and
-        # ran one operation of each (18 of 246 fuzz items). The id carries the name again.
-        if type(item).__name__ == "SchemathesisFunction" and item.parent is not None:
-            item._id = item.parent.id.child(item.name)
-    for item in items:
         if {"live", "shared_stack"} & set(getattr(item, "fixturenames", ())):
             mark = item.get_closest_marker("xdist_group")
             if mark is None or mark.args[0] not in STACK_GROUPS:
