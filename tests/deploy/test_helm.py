@@ -11,6 +11,7 @@ helm the checks run on `deploy/helm/rendered-test-values.yaml`, what `helm templ
 the test values, committed; with helm (`make helm`) they run on a fresh rendering, which must be
 that file byte for byte (`make helm-render` writes it), and `helm lint` and the refusals run too."""
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -29,6 +30,9 @@ K8S_VERSION = "1.30.0"  # a version kubernetes-validate ships schemas for (and t
 
 
 RENDERED = Path(REPO) / "deploy" / "helm" / "rendered-test-values.yaml"
+# what RENDERED was rendered from (chart_digest), written with it by `make helm-render`: without
+# helm (make test, CI) a chart changed after its rendering is still caught
+RENDERED_FROM = Path(REPO) / "deploy" / "helm" / "rendered-test-values.sha256"
 HELM = shutil.which("helm")
 needs_helm = pytest.mark.skipif(
     HELM is None, reason="helm is not built here (make helm: ~7 CPU-minutes cold; ADR 0042)"
@@ -62,10 +66,27 @@ def rendered_text() -> str:
     return out.stdout
 
 
+def chart_digest() -> str:
+    """SHA-256 over every file of the chart (the test values included), by path, and the
+    Kubernetes version: what `helm template` renders RENDERED from."""
+    h = hashlib.sha256(f"kube-version {K8S_VERSION}\n".encode())
+    for p in sorted(q for q in CHART.rglob("*") if q.is_file()):
+        h.update(f"{p.relative_to(CHART)} {hashlib.sha256(p.read_bytes()).hexdigest()}\n".encode())
+    return h.hexdigest()
+
+
 @pytest.fixture(scope="module")
 def manifests() -> Manifests:
     docs = [d for d in yaml.safe_load_all(rendered_text()) if d]
     return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def test_the_committed_rendering_is_of_this_chart() -> None:
+    """Without helm the checks below read the committed rendering: it must be of the chart as it
+    is (a template changed without `make helm-render` went unnoticed where helm is not built)."""
+    assert RENDERED_FROM.read_text().split()[0] == chart_digest(), (
+        "deploy/helm/iowatt changed since rendered-test-values.yaml was written: make helm-render"
+    )
 
 
 @needs_helm
