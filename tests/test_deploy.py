@@ -761,6 +761,27 @@ def test_down_of_one_instance_leaves_the_other_running(redis_state: tuple[Path, 
         redis.Redis.from_url(f"redis://:{password}@127.0.0.1:{port}/0", socket_connect_timeout=1).ping()
 
 
+def test_make_up_hands_out_links_to_its_own_port_and_says_so(state: Path) -> None:
+    """A second instance (`IOWATT_API_PORT=8100 make up`) wrote invitation and share links to :8000,
+    another instance (issue 30): up.sh's public URL follows the instance's port unless given, goes
+    into the instance's env file (read by Settings: the next test) and is printed at the end."""
+    up = (ROOT / "scripts" / "up.sh").read_text()
+    line = next(x for x in up.splitlines() if x.startswith("PUBLIC_URL="))
+    for env, want in (
+        ({"IOWATT_API_PORT": "8100", "IOWATT_PUBLIC_URL": ""}, "http://127.0.0.1:8100"),
+        ({"IOWATT_API_PORT": "", "IOWATT_PUBLIC_URL": ""}, "http://127.0.0.1:8000"),
+        (
+            {"IOWATT_API_PORT": "8100", "IOWATT_PUBLIC_URL": "https://iowatt.example"},
+            "https://iowatt.example",
+        ),
+    ):
+        r = lib(f'{line}; echo "$PUBLIC_URL"', state, **env)
+        assert r.returncode == 0 and r.stdout.strip() == want, (env, r.stdout, r.stderr)
+    env_file = up.split('} | secret_file "$STATE/env"', 1)[0].rsplit("\n{\n", 1)[1]
+    assert 'echo "IOWATT_PUBLIC_URL=$PUBLIC_URL"' in env_file
+    assert 'echo "    public URL (links in invitations and share links): $PUBLIC_URL"' in up
+
+
 def test_server_settings_come_from_the_instance_env_file(tmp_path: Path) -> None:
     (tmp_path / "env").write_text(
         "IOWATT_DATABASE_URL=postgresql+psycopg://iowatt:pw@127.0.0.1:55999/iowatt\n"
