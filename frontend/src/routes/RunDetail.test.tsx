@@ -1,11 +1,21 @@
 import { render, screen, waitFor } from "@testing-library/react";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JobSummary, RunRead } from "../client/types";
+import { RunSummary } from "../components/Run/RunSummary";
 import { WorkloadCell } from "../components/Run/WorkloadCell";
 import { setToken } from "../lib/auth";
+import { keys } from "../queries/keys";
 import { IO_URING_JOB, NO_ENERGY, OK_ENERGY, POWER_SERIES, PSYNC_JOB } from "../test/fixtures";
-import { renderAt, stubApi } from "../test/render";
+import { renderAt, stubApi, testQueryClient } from "../test/render";
 import { RunDetail } from "./RunDetail";
+
+// the real component, watched: how many times the page's summary was drawn tells whether the
+// page's still parts were drawn again
+vi.mock("../components/Run/RunSummary", async (original) => {
+  const mod = await original<typeof import("../components/Run/RunSummary")>();
+  return { ...mod, RunSummary: vi.fn(mod.RunSummary) };
+});
+const summaryDrawn = () => vi.mocked(RunSummary).mock.calls.length;
 
 const realFetch = globalThis.fetch;
 afterEach(() => {
@@ -390,6 +400,55 @@ describe("RunDetail header", () => {
     expect(
       screen.getByTestId("run-chart-live").querySelector(".recharts-responsive-container"),
     ).not.toBeNull();
+  }, 10_000);
+
+  it("a poll that moved only the progress draws the live part again, nothing else", async () => {
+    setToken("t");
+    const running = runAs("running");
+    let polls = 0;
+    const calls = stubApi({
+      "GET /api/v1/runs/r1": () => {
+        polls += 1;
+        // each poll as the server answers it: a new report, the bar further on, one sample more
+        const samples = Array.from({ length: polls + 2 }, (_, k) => ({
+          t_s: k + 1,
+          job_index: 0,
+          read_iops: 1000 + k,
+          read_bw_bytes: 4_096_000,
+          write_iops: 0,
+          write_bw_bytes: 0,
+        }));
+        const progress = running.progress && { ...running.progress, percent: 10 * polls, samples };
+        return { body: { ...running, progress } };
+      },
+      "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
+      "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
+      "GET /api/v1/agents": () => ({ body: { items: [], total: 0 } }),
+    });
+    const client = testQueryClient();
+    renderAt(<RunDetail />, { path: "/r/r1", route: "/r/:id", client });
+    const bar = await screen.findByRole("progressbar", {}, { timeout: 5000 });
+    await screen.findByTestId("run-summary");
+    await waitFor(() =>
+      expect(screen.getByTestId("run-chart-live").textContent).toContain("last 3"),
+    );
+    const drawn = summaryDrawn();
+    const before = bar.getAttribute("aria-valuenow");
+    for (let k = 0; k < 3; k++) {
+      const asked = polls;
+      // the run asked again, as at each poll
+      await client.refetchQueries({ queryKey: keys.runs.detail("r1") });
+      expect(polls).toBeGreaterThan(asked);
+    }
+    // the live part drew each new report: the bar and the chart moved on
+    await waitFor(() => expect(bar.getAttribute("aria-valuenow")).not.toBe(before));
+    await waitFor(() =>
+      expect(screen.getByTestId("run-chart-live").textContent).toContain("last 6"),
+    );
+    // the rest of the page is as drawn, and an active run's series (stored with its result, which
+    // ends the run) is not asked for
+    expect(summaryDrawn()).toBe(drawn);
+    expect(calls.filter((c) => c.path === "/api/v1/runs/r1/series")).toHaveLength(0);
   }, 10_000);
 
   it("offers no Clone and re-run for a run uploaded from CI (its host runs nothing)", async () => {

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import { isActive, type RunRead } from "../client/types";
+import { Ago } from "../components/Ago";
 import { CommentThread } from "../components/Comments/CommentThread";
 import { DbRunPanels, DbRunSpecCard, dbSummaryOf } from "../components/DbWorkload/DbRunPanels";
 import { isDbKind } from "../components/DbWorkload/dbWorkload";
@@ -33,7 +34,7 @@ import { ShareButton } from "../components/Share/ShareButton";
 import { cloneHref } from "../lib/clone";
 import { errorMessage } from "../lib/errors";
 import { formatScale, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
-import { formatBytes, formatRelative, formatSeconds, formatTimestamp } from "../lib/format";
+import { formatBytes, formatSeconds, formatTimestamp } from "../lib/format";
 import { useCan, useMayDelete } from "../lib/role";
 import { depthCapNote } from "../lib/workload";
 import { agentsQuery } from "../queries/agents";
@@ -205,15 +206,37 @@ function RawResultButton({ runId }: { runId: string }) {
   );
 }
 
+/** The run without its live progress: the page's parts other than LiveProgress read this, so a poll
+ * of an active run that moved only its progress leaves them as drawn (the query shares every part
+ * that did not change, this object included: the page is not drawn again at all). */
+function withoutProgress(run: RunRead): RunRead {
+  return run.progress === null ? run : { ...run, progress: null };
+}
+
+/** The live part of an active run's page: the only one a poll that moved only the progress draws
+ * again. It reads the page's run query and never asks for it itself (the page polls it). */
+function LiveRunProgress({ id }: { id: string }) {
+  const run = useQuery({
+    ...runQuery(id),
+    refetchInterval: false,
+    refetchOnMount: false,
+    refetchOnWindowFocus: false,
+  }).data;
+  return run ? <LiveProgress run={run} /> : null;
+}
+
 export function RunDetail() {
   const { id = "" } = useParams();
   const qc = useQueryClient();
-  const q = useQuery(runQuery(id));
+  const q = useQuery({ ...runQuery(id), select: withoutProgress });
   const run = q.data;
   const active = run ? isActive(run.status) : false;
+  // the per-second series is stored with the result, which ends the run: an active run has none to
+  // ask for (asked every 2 s, it answered the same empty series); the status is in its key, so it is
+  // asked once the run ends
   const series = useQuery({
     ...runSeriesQuery(id, run?.status ?? "queued"),
-    enabled: !!run && run.status !== "queued",
+    enabled: !!run && !active,
   });
   // the run's host name, and only that: not polled, and the page re-drawn only if it changes (the
   // agents list's 10 s refresh re-drew the whole page, charts included, whenever an agent's
@@ -314,7 +337,7 @@ export function RunDetail() {
       <RunSummary run={run} sys={system.data} />
       <RunEnvironmentPanel runId={run.id} />
       {cancel.error && <div className="alert alert-error">{errorMessage(cancel.error)}</div>}
-      {active && run.progress && <LiveProgress run={run} />}
+      {active && <LiveRunProgress id={run.id} />}
       {run.status === "failed" && run.error && (
         <div className="alert alert-error" data-testid="run-error">
           <strong>Failed:</strong> <span className="mono">{run.error}</span>
@@ -351,7 +374,7 @@ export function RunDetail() {
           </dd>
           <dt>Created</dt>
           <dd>
-            {formatTimestamp(run.created_at)} ({formatRelative(run.created_at)})
+            {formatTimestamp(run.created_at)} (<Ago iso={run.created_at} />)
           </dd>
           <dt>Assigned</dt>
           <dd>{formatTimestamp(run.assigned_at)}</dd>

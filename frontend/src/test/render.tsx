@@ -3,9 +3,18 @@ import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
 import { MemoryRouter, Route, Routes } from "react-router-dom";
 
-/** Renders `element` at `path` inside a router and a fresh query client; `/runs/:id` etc. work. */
-export function renderAt(element: ReactElement, { path = "/", route = "*" } = {}) {
-  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+/** A query client as renderAt makes one: a test that asks for queries again (a poll) passes it. */
+export function testQueryClient(): QueryClient {
+  return new QueryClient({ defaultOptions: { queries: { retry: false } } });
+}
+
+/** Renders `element` at `path` inside a router and a fresh query client (or `client`); `/runs/:id`
+ * etc. work. */
+export function renderAt(
+  element: ReactElement,
+  { path = "/", route = "*", client }: { path?: string; route?: string; client?: QueryClient } = {},
+) {
+  const qc = client ?? testQueryClient();
   return render(
     <QueryClientProvider client={qc}>
       <MemoryRouter initialEntries={[path]}>

@@ -1,3 +1,4 @@
+import { memo, useMemo } from "react";
 import type { components } from "../../client/schema";
 import type { RunRead, SeriesPoint } from "../../client/types";
 import { formatIops, formatNs, formatSeconds, formatThroughput } from "../../lib/format";
@@ -30,7 +31,6 @@ export function LiveProgress({ run }: { run: RunRead }) {
     view.etaS == null
       ? "time left unknown"
       : `about ${view.etaAtLeast ? "at least " : ""}${formatSeconds(Math.round(view.etaS))} left`;
-  const points = samplePoints(p.samples ?? []);
   return (
     <div className="card" data-testid="live-progress">
       <div className="progress-head">
@@ -49,15 +49,23 @@ export function LiveProgress({ run }: { run: RunRead }) {
         </span>
       </div>
       <ProgressBar percent={view.percent} label="the run's progress" />
-      {points.length > 1 && (
-        <div className="chart" data-testid="run-chart-live">
-          <p className="small muted">
-            Live: throughput and IOPS of the engine's reports, about one a second (the last{" "}
-            {points.length}; seconds since the run started)
-          </p>
-          <ThroughputChart points={points} />
-        </div>
-      )}
+      <LiveChart samples={p.samples} />
     </div>
   );
 }
+
+/** The live chart, drawn again only when the engine's reports are new ones: not at a poll that
+ * moved only the bar, the phase or the time left (the idle baselines, whose ticks carry no rates). */
+const LiveChart = memo(function LiveChart({ samples }: { samples: Sample[] | undefined }) {
+  const points = useMemo(() => samplePoints(samples ?? []), [samples]);
+  if (points.length < 2) return null;
+  return (
+    <div className="chart" data-testid="run-chart-live">
+      <p className="small muted">
+        Live: throughput and IOPS of the engine's reports, about one a second (the last{" "}
+        {points.length}; seconds since the run started)
+      </p>
+      <ThroughputChart points={points} />
+    </div>
+  );
+});

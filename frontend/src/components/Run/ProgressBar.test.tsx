@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { ProgressBar } from "./ProgressBar";
@@ -14,5 +17,15 @@ describe("ProgressBar", () => {
     rerender(<ProgressBar percent={140} label="run" />);
     expect(fill?.style.transform).toBe("scaleX(1)");
     expect(bar.textContent).toContain("100");
+  });
+
+  it("is not animated: a transition at each poll drew ~36 frames for a move of a pixel or two", () => {
+    const styles = readFileSync(
+      join(dirname(fileURLToPath(import.meta.url)), "../../styles.css"),
+      "utf8",
+    );
+    const fill = styles.match(/\.progress-fill \{[^}]*\}/)?.[0];
+    expect(fill).toContain("transform-origin: left");
+    expect(fill).not.toContain("transition");
   });
 });

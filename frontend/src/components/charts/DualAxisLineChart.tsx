@@ -69,11 +69,18 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
         type="number"
         domain={["dataMin", "dataMax"]}
         allowDecimals={false}
+        interval={0}
         tickFormatter={(v: number) => sig3(v)}
         label={{ value: `${x.label} (${x.unit})`, position: "insideBottom", offset: -14 }}
       />
-      <YAxis yAxisId="left" tickFormatter={tickNumber} stroke={left.color} />
-      <YAxis yAxisId="right" orientation="right" tickFormatter={tickNumber} stroke={right.color} />
+      <YAxis yAxisId="left" interval={0} tickFormatter={tickNumber} stroke={left.color} />
+      <YAxis
+        yAxisId="right"
+        orientation="right"
+        interval={0}
+        tickFormatter={tickNumber}
+        stroke={right.color}
+      />
       <Tooltip
         formatter={(value, name) => {
           const unit = name === left.name ? left.unit : right.unit;
