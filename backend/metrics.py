@@ -309,12 +309,13 @@ _bulk_wait = Histogram(
 )
 _bulk_shed = Counter(
     "iowatt_api_bulk_shed",
-    "Bulk requests answered 503 overloaded, by reason: queue_full (IOWATT_BULK_QUEUE waiting "
-    "already) or wait_timeout (waited IOWATT_BULK_WAIT_S)",
+    "Bulk requests not run, by reason: 503 overloaded for queue_full (IOWATT_BULK_QUEUE waiting "
+    "already) or wait_timeout (waited IOWATT_BULK_WAIT_S); client_gone (499: the client left while "
+    "the request waited)",
     ["reason"],
     registry=_own,
 )
-for _reason in ("queue_full", "wait_timeout"):
+for _reason in ("queue_full", "wait_timeout", "client_gone"):
     _bulk_shed.labels(_reason)
 
 

@@ -25,11 +25,11 @@ import math
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from fastapi import Depends
+from fastapi import Depends, Request
 
 from backend.config import get_settings
 from backend.errors import AppError
@@ -59,9 +59,17 @@ class Overloaded(AppError):
         )
 
 
+class ClientGone(AppError):
+    """499 (nginx's "client closed request"): the client went away while its request waited for a
+    slot. Nobody reads it; the log and the metrics do, and a 4xx raises no 5xx alert."""
+
+    status_code = 499
+    code = "client_closed_request"
+
+
 # what backend.metrics counts (registered there: this module imports no metrics); each gets the
 # event's figures: ("waiting", n) the requests waiting now; ("running", n) those in progress;
-# ("admitted", seconds waited); ("shed", reason)
+# ("admitted", seconds waited); ("shed", reason: queue_full, wait_timeout, client_gone)
 Observer = Callable[[str, float | str], None]
 _observers: list[Observer] = []
 
@@ -162,12 +170,16 @@ async def control_lane() -> None:
     """The route is in the control lane: it never waits for the bulk lane."""
 
 
-async def bulk_lane() -> AsyncIterator[None]:
-    """The route is in the bulk lane: it runs once it has one of the process's bulk slots."""
+async def bulk_lane(request: Request) -> AsyncGenerator[None, None]:
+    """The route is in the bulk lane: it runs once it has one of the process's bulk slots. A request
+    whose client went away while it waited is not run (a user who left the page): its slot goes on."""
     g = gate()
     waited = await g.enter()
-    _emit("admitted", waited)
     try:
+        if waited > 0 and await request.is_disconnected():
+            _emit("shed", "client_gone")
+            raise ClientGone("the client went away while the request waited for its turn")
+        _emit("admitted", waited)
         yield
     finally:
         g.exit()

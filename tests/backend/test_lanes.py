@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute, iter_route_contexts
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
@@ -23,7 +23,7 @@ from starlette.testclient import TestClient
 
 from backend.config import get_settings
 from backend.kit import lanes
-from backend.kit.lanes import LANE_OF, BulkGate, Lane, Overloaded
+from backend.kit.lanes import LANE_OF, BulkGate, ClientGone, Lane, Overloaded, bulk_lane
 from tests.conftest import reset_settings_caches
 from tests.factories import AgentCtx, UserCtx, create_agent, create_user
 from tests.security.test_authz_matrix import EXPECTED
@@ -217,5 +217,44 @@ def test_the_gate_admits_first_come_first_served_and_bounds_the_wait() -> None:
         for _ in range(100):
             await off.enter()
         assert (off.running, off.waiting) == (0, 0)
+
+    asyncio.run(scenario())
+
+
+def test_a_read_whose_client_left_while_it_waited_is_not_run() -> None:
+    """The client goes away while its request waits (uvicorn then answers `receive()` with
+    http.disconnect): once its turn comes the request is not run, its slot passes on, the log says
+    499. One that did not wait is not asked: it is as fresh as any."""
+
+    def request(gone: asyncio.Event) -> Request:
+        async def receive() -> dict[str, Any]:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        return Request({"type": "http", "method": "GET", "path": "/", "headers": []}, receive)
+
+    async def scenario() -> None:
+        g = lanes.gate()  # this loop's gate, from the settings (2 by default)
+        assert g.limit >= 1
+        gone, stays = asyncio.Event(), asyncio.Event()
+        held = [bulk_lane(request(stays)) for _ in range(g.limit)]
+        for h in held:
+            await anext(h)  # admitted at once: each holds a slot
+
+        async def admitted() -> None:
+            await anext(bulk_lane(request(gone)))
+
+        waiting = asyncio.create_task(admitted())
+        await asyncio.sleep(0)
+        assert g.waiting == 1
+        gone.set()  # its client leaves while it waits
+        await held[0].aclose()  # a slot passes to it
+        with pytest.raises(ClientGone) as left:
+            await waiting
+        assert left.value.status_code == 499
+        assert (g.running, g.waiting) == (g.limit - 1, 0)  # its slot went back, not kept
+        for h in held[1:]:
+            await h.aclose()
+        assert g.running == 0
 
     asyncio.run(scenario())
