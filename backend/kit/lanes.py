@@ -171,12 +171,14 @@ async def control_lane() -> None:
 
 
 async def bulk_lane(request: Request) -> AsyncGenerator[None, None]:
-    """The route is in the bulk lane: it runs once it has one of the process's bulk slots. A request
-    whose client went away while it waited is not run (a user who left the page): its slot goes on."""
+    """The route is in the bulk lane: it runs once it has one of the process's bulk slots. A read
+    whose client went away while it waited is not run (a user who left the page): its slot goes on.
+    Only a GET or HEAD is asked: asking reads the next message of the request, which for another
+    method may be its body's first chunk that the route has not read yet (POST /imports streams it)."""
     g = gate()
     waited = await g.enter()
     try:
-        if waited > 0 and await request.is_disconnected():
+        if waited > 0 and request.method in ("GET", "HEAD") and await request.is_disconnected():
             _emit("shed", "client_gone")
             raise ClientGone("the client went away while the request waited for its turn")
         _emit("admitted", waited)
