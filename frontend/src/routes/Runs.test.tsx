@@ -233,6 +233,32 @@ describe("runs page filters", () => {
 });
 
 describe("runs list rows", () => {
+  it("shows a running run's progress as its page does: the whole run's, not the job's", async () => {
+    const job = { name: "j", rw: "read", runtime_s: 10, ramp_time_s: 0 };
+    const busy = run("r1", {
+      status: "running",
+      workload: { jobs: [job, job, job, job], passes: 1 } as unknown as RunRead["workload"],
+      progress: {
+        job_index: 1,
+        job_name: "j",
+        phase: "job",
+        percent: 50,
+        elapsed_ns: 5e9,
+        read_iops: 1,
+        read_bw_bytes: 1,
+        write_iops: 0,
+        write_bw_bytes: 0,
+        updated_at: "2026-11-21T10:00:15Z",
+        samples: [],
+      },
+    });
+    stub(() => ({ items: [busy], total: 1 }));
+    renderAt(<Runs />, { path: "/runs" });
+    const bar = await screen.findByRole("progressbar", {}, { timeout: 5000 });
+    // the second of four 10 s jobs, half done: 15 s of 40, not the job's 50 %
+    expect(bar.getAttribute("aria-valuenow")).toBe("38");
+  });
+
   it("names a multi-target run's other targets, and no duration for an import that states none", async () => {
     const t = (i: number) => ({ target_index: i, target_path: `/srv/t${i}` });
     const at = "2026-11-21T10:00:00Z";

@@ -78,6 +78,10 @@ describe("runProgress: one bar for the whole run", () => {
     expect(v?.etaAtLeast).toBe(true);
   });
 
+  it("a run without job specs and no idle baseline: the report's own share", () => {
+    expect(runProgress(run([], null, { percent: 40 }))?.percent).toBeCloseTo(40);
+  });
+
   it("no progress report yet: nothing to show", () => {
     expect(runProgress({ ...run(three, null, {}), progress: null })).toBeNull();
   });

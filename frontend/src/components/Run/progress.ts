@@ -66,7 +66,9 @@ export function runProgress(run: RunRead): RunProgressView | null {
   const unknownLater =
     remainingJobs.some((s) => s == null) || (phase === "job" && plans[k] == null);
   const leftKnown = Math.max(0, total - done);
-  const percent = phase === "upload" ? 100 : total > 0 ? Math.min(100, (100 * done) / total) : 0;
+  // no plan to weigh it by (a run without job specs and no idle baseline): the report's own share
+  const percent =
+    phase === "upload" ? 100 : total > 0 ? Math.min(100, (100 * done) / total) : 100 * jobPct;
   return {
     percent,
     phase,
