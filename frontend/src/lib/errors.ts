@@ -11,6 +11,8 @@ export class ApiError extends Error {
   readonly fieldErrors: FieldError[];
   /** the server's id of the request (500s carry it): what to quote to whoever reads the log */
   readonly requestId: string | null;
+  /** how long the server asked us to wait before trying again (a 503 `overloaded`: ADR 0056) */
+  readonly retryAfterS: number | null;
 
   constructor(status: number, body: unknown) {
     const b = (body ?? {}) as {
@@ -33,6 +35,11 @@ export class ApiError extends Error {
     this.status = status;
     this.code = typeof b.error === "string" ? b.error : `http_${status}`;
     this.fieldErrors = Array.isArray(b.detail) ? b.detail.flatMap(toFieldError) : [];
+    const wait =
+      typeof b.detail === "object" && b.detail !== null && !Array.isArray(b.detail)
+        ? (b.detail as { retry_after_s?: unknown }).retry_after_s
+        : undefined;
+    this.retryAfterS = typeof wait === "number" && Number.isFinite(wait) && wait > 0 ? wait : null;
   }
 }
 
