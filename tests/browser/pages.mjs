@@ -236,7 +236,9 @@ await run("every page at 1440 and 390 px: axe-core clean", async () => {
   // the shared pages too, inside the app's document (the same routes, no log-in needed): a link
   // opened as a new document, by a second person, is share.mjs's and share_review.mjs's subject.
   // Chromium's CPU to open one and have axe-core in it, four alternating rounds: 0.54 by a new
-  // document, 0.25 inside the app
+  // document, 0.25 inside the app. The second after the first is the same page with another
+  // token: its view not yet fetched, the first's content leaves before it comes (what navigate
+  // waits for), so nothing here reads the page before it
   for (const [i, path] of SHARED.entries()) {
     await navigate(page, path);
     await page.getByTestId("shared-title").waitFor();
