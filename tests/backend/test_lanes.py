@@ -145,6 +145,7 @@ async def _scenario(app: FastAPI, engine: Engine, url: str, user: UserCtx, agent
             body = shed.json()
             assert body["error"] == "overloaded" and body["detail"]["reason"] == "queue_full", body
             assert int(shed.headers["Retry-After"]) >= 1 and body["request_id"]
+            assert body["detail"]["retry_after_s"] == int(shed.headers["Retry-After"])  # the UI reads it
             assert not any(t.done() for t in held + queued)
             assert (gate.running, gate.waiting) == (2, 2)
             locker.commit()  # the lock goes: the held reads end, the waiting ones run in turn
