@@ -268,10 +268,13 @@ await run(
     const url = (await page.getByTestId("share-url").innerText()).trim();
     check(/\/s\/[A-Za-z0-9_-]{20,}$/.test(url), `a share URL: ${url}`);
     await page.getByTestId("share-done").click();
-    await page.goto(`${BASE}${new URL(url).pathname}`); // the server's public URL may differ in tests
+    // the link's page inside the app's document and back (lib.mjs visit: a page load starts the
+    // app again); a link opened as a new document by a second person is share_review.mjs's subject.
+    // The server's public URL may differ in tests: its path
+    await navigate(page, new URL(url).pathname);
     await page.getByText("Fastest per drive", { exact: false }).first().waitFor();
     check((await page.getByTestId("add-candidate").count()) === 0, "nothing to edit on the link");
-    await page.goto(reviewUrl);
+    await navigate(page, new URL(reviewUrl).pathname);
     await page.getByTestId("review-page").waitFor();
   },
 );
