@@ -17,11 +17,14 @@ session, no pooled connection, until a running one ends and hands its slot on. A
 What a slot covers: from the request's admission (its body read, before its other dependencies:
 authentication, the session) to its endpoint's return and its unit of work's commit (`scope =
 "function"`), not the sending of the body: every streamed answer here (a team's export, an
-imported file) is made before it is sent, and a slow reader must not hold a slot for minutes.
+imported file) is made before it is sent, and a slow reader must not hold a slot for minutes. A
+route that waits for another process's work (a review's PDF while Chromium prints) hands its slot on
+first (`hand_back`).
 """
 
 import asyncio
 import math
+import threading
 import time
 import weakref
 from collections import deque
@@ -177,14 +180,50 @@ async def bulk_lane(request: Request) -> AsyncGenerator[None, None]:
     method may be its body's first chunk that the route has not read yet (POST /imports streams it)."""
     g = gate()
     waited = await g.enter()
+    held = _Held(g, asyncio.get_running_loop())
     try:
         if waited > 0 and request.method in ("GET", "HEAD") and await request.is_disconnected():
             _emit("shed", "client_gone")
             raise ClientGone("the client went away while the request waited for its turn")
         _emit("admitted", waited)
+        request.state.bulk_slot = held
         yield
     finally:
-        g.exit()
+        held.release()
+
+
+class _Held:
+    """A bulk request's slot, given back once: by `hand_back` or at the request's end."""
+
+    def __init__(self, g: BulkGate, loop: asyncio.AbstractEventLoop) -> None:
+        self._gate: BulkGate | None = g
+        self._loop = loop
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            g, self._gate = self._gate, None
+        if g is None:
+            return
+        try:
+            on_loop = asyncio.get_running_loop() is self._loop
+        except RuntimeError:  # a sync route's thread
+            on_loop = False
+        if on_loop:
+            g.exit()
+        else:  # the gate is the loop's alone (not thread-safe): its next turn is handed on there
+            self._loop.call_soon_threadsafe(g.exit)
+
+
+def hand_back(request: Request) -> None:
+    """A bulk route about to wait for work outside this process (Chromium printing a review's PDF,
+    seconds of another process's CPU) gives its slot to the next waiting request first: the slots
+    bound what this process works on, and two prints held both, so every page read of the process
+    waited for them. Idempotent; from the route's thread or the event loop; a no-op in the control
+    lane."""
+    held = getattr(request.state, "bulk_slot", None)
+    if isinstance(held, _Held):
+        held.release()
 
 
 CONTROL = Depends(control_lane)

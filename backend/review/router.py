@@ -9,6 +9,7 @@ from backend.auth import service as auth_service
 from backend.auth.deps import SessionDep, UserDep, bearer, get_user
 from backend.db import get_session_factory
 from backend.errors import Unauthorized
+from backend.kit import lanes
 from backend.kit.disposition import attachment
 from backend.kit.lanes import BULK
 from backend.kit.schema import Page
@@ -214,6 +215,9 @@ def review_pdf(
             # the SNIA PTS pages of the candidates' runs (runs the review's team reads)
             shown, _ = report.bounded(r)
             reports = pts_service.reports_for(session, [c.run_id for c in shown.candidates if c.run_id])
+        # Chromium prints in its own process for seconds: this process's bulk slot goes to the next
+        # page read meanwhile (the printers have their own bound: pdf.SLOTS, never waited for)
+        lanes.hand_back(request)
         body = pdf.render(r, notes, comments_total=total, pts=pts_pages.section(shown.candidates, reports))
     return Response(
         body,

@@ -277,3 +277,34 @@ def test_a_read_whose_client_left_while_it_waited_is_not_run() -> None:
         assert g.running == 0
 
     asyncio.run(scenario())
+
+
+def test_a_route_waiting_on_another_process_hands_its_slot_on() -> None:
+    """`lanes.hand_back` (a review's PDF while Chromium prints): from the route's thread, the slot
+    goes to the oldest waiting request at once; the request's end gives nothing back twice."""
+
+    def request() -> Request:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        return Request({"type": "http", "method": "GET", "path": "/", "headers": []}, receive)
+
+    async def scenario() -> None:
+        g = lanes.gate()
+        printing = request()
+        held = [bulk_lane(printing)] + [bulk_lane(request()) for _ in range(g.limit - 1)]
+        for h in held:
+            await anext(h)
+        waiting = asyncio.create_task(anext(bulk_lane(request())))
+        await asyncio.sleep(0)
+        assert (g.running, g.waiting) == (g.limit, 1)
+        # the sync route's thread hands it back (twice: once counts); the waiting read runs
+        await asyncio.to_thread(lambda: (lanes.hand_back(printing), lanes.hand_back(printing)))
+        await asyncio.wait_for(waiting, timeout=30)
+        assert (g.running, g.waiting) == (g.limit, 0)
+        await held[0].aclose()  # the printing request ends: its slot was already given
+        assert g.running == g.limit
+        lanes.hand_back(request())  # a request that holds no slot (the control lane): nothing
+        assert g.running == g.limit
+
+    asyncio.run(scenario())
