@@ -13,8 +13,10 @@ restores).
 
 All on the test process's own PostgreSQL (tests/services.py), in process: no server is started."""
 
+import contextlib
 import json
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,6 +87,41 @@ def _rows(engine: Engine) -> dict[str, list[str]]:
         return {t: list(c.execute(text(f'SELECT t::text FROM "{t}" t ORDER BY 1')).scalars()) for t in tables}
 
 
+@contextlib.contextmanager
+def _served_from(app_client: TestClient, url: str) -> Iterator[None]:
+    """The in-process app answers from the database at `url`, inside one transaction rolled back
+    at the end (what the requests write is not kept)."""
+    from backend.db import get_session, get_session_factory
+
+    engine = create_engine(url)
+    conn = engine.connect()
+    trans = conn.begin()
+    session = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    app = app_client.app
+    assert isinstance(app, FastAPI)
+
+    def _session() -> Iterator[Session]:
+        nested = session.begin_nested()
+        try:
+            yield session
+            nested.commit()
+        except BaseException:
+            nested.rollback()
+            raise
+
+    factory = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    app.dependency_overrides[get_session] = _session
+    app.dependency_overrides[get_session_factory] = lambda: factory
+    try:
+        yield
+    finally:
+        app.dependency_overrides.clear()
+        session.close()
+        trans.rollback()
+        conn.close()
+        engine.dispose()
+
+
 @pytest.fixture(scope="module", params=FIXTURES, ids=lambda p: p.stem)
 def upgraded(
     request: pytest.FixtureRequest, pg: Postgres, db_url: str
@@ -127,34 +164,16 @@ def test_every_row_reads_back_after_the_upgrade(upgraded: tuple[str, dict[str, A
 def test_every_get_route_answers_after_the_upgrade(
     upgraded: tuple[str, dict[str, Any]], app_client: TestClient
 ) -> None:
-    from backend.db import get_session, get_session_factory
     from tests.security.test_authz_matrix import PATH_IDS, PATH_IDS_BY_OP, QUERIES
     from tests.security.world import World
 
     url, meta = upgraded
     w = meta["world"]
     world = World(**{**w})
-    engine = create_engine(url)
-    conn = engine.connect()
-    trans = conn.begin()
-    session = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
     app = app_client.app
     assert isinstance(app, FastAPI)
-
-    def _session() -> Iterator[Session]:
-        nested = session.begin_nested()
-        try:
-            yield session
-            nested.commit()
-        except BaseException:
-            nested.rollback()
-            raise
-
-    factory = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-    app.dependency_overrides[get_session] = _session
-    app.dependency_overrides[get_session_factory] = lambda: factory
     failures, answered = [], 0
-    try:
+    with _served_from(app_client, url):
         spec = app.openapi()
         for template, item in spec["paths"].items():
             if "get" not in item:
@@ -174,12 +193,6 @@ def test_every_get_route_answers_after_the_upgrade(
             answered += 1
             if r.status_code >= 500 or (template in CORE and r.status_code != 200):
                 failures.append(f"{op}: {r.status_code} {r.text[:200]}")
-    finally:
-        app.dependency_overrides.clear()
-        session.close()
-        trans.rollback()
-        conn.close()
-        engine.dispose()
     assert answered > 50
     assert not failures, "\n".join(failures)
 
@@ -220,7 +233,11 @@ def test_a_downgrade_is_refused_with_the_reason(
 
 
 def test_backup_wipe_restore_gives_back_every_row_and_the_agents_credentials(
-    upgraded: tuple[str, dict[str, Any]], pg: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    upgraded: tuple[str, dict[str, Any]],
+    pg: Postgres,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    app_client: TestClient,
 ) -> None:
     from typer.testing import CliRunner
 
@@ -280,6 +297,23 @@ def test_backup_wipe_restore_gives_back_every_row_and_the_agents_credentials(
                 raw = meta["world"]["headers"][who]["Authorization"].split(" ", 1)[1]
                 principal = auth_service.authenticate(s, raw_token=raw)
                 assert isinstance(principal, AgentPrincipal)
+        # the agents reconnect: each one's own client (iowatt_agent), with the token it held before
+        # the backup, heartbeats the server that now answers from the restored database
+        from iowatt_agent import __version__ as agent_version
+        from iowatt_agent.client import ApiClient
+        from iowatt_agent.schemas import HeartbeatRequest
+
+        from tests.agent.test_real_server import bridge
+
+        with _served_from(app_client, fresh):
+            for who in ("agent_x", "agent_y"):
+                raw = meta["world"]["headers"][who]["Authorization"].split(" ", 1)[1]
+                agent = ApiClient(
+                    "http://testserver", raw, transport=bridge(app_client), sleep=lambda s: None
+                )
+                beat = HeartbeatRequest(state="idle", current_run_id=None, agent_version=agent_version)
+                answer = agent.heartbeat(uuid.UUID(meta["world"]["ids"][who]), beat)
+                assert answer.heartbeat_interval_s > 0, who
         # a restore onto a database that holds data is refused unless forced
         with pytest.raises(ops_backup.BackupError, match="not empty"):
             ops_backup.restore(archive, url=fresh)
