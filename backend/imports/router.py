@@ -25,6 +25,7 @@ from backend.imports.schemas import (
     ImportText,
     PublishedImport,
 )
+from backend.kit import lanes
 from backend.kit.lanes import BULK
 
 router = APIRouter(tags=["imports"], dependencies=[BULK])
@@ -132,7 +133,8 @@ async def create_import(
     if ctype == "multipart/form-data":
         return await _create_from_multipart(request, principal, session, response, query, dry_run)
     if ctype == "application/json":
-        raw = await request.body()
+        async with lanes.outside(request):  # the text arrives without a bulk slot (ADR 0056)
+            raw = await request.body()
         try:
             body = ImportText.model_validate_json(raw)
         except ValidationError as e:
@@ -156,10 +158,11 @@ async def create_import(
         h = hashlib.sha256()
         size = 0
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed below
-        async for chunk in request.stream():  # the body limit (backend/kit/limits.py) applies here
-            h.update(chunk)
-            size += len(chunk)
-            spool.write(chunk)
+        async with lanes.outside(request):  # the bytes arrive without a bulk slot (ADR 0056)
+            async for chunk in request.stream():  # the body limit (backend/kit/limits.py) applies here
+                h.update(chunk)
+                size += len(chunk)
+                spool.write(chunk)
         fname, digest = file_name or "imported", h.hexdigest()
     try:
         out = await run_in_threadpool(
@@ -208,7 +211,8 @@ async def _create_from_multipart(
         max_part_size=MAX_FIELD_BYTES,
     )
     try:
-        form = await parser.parse()
+        async with lanes.outside(request):  # the files arrive without a bulk slot (ADR 0056)
+            form = await parser.parse()
     except MultiPartException as e:
         raise Invalid("body", f"multipart/form-data: {e.message}") from None
     try:

@@ -19,7 +19,7 @@ authentication, the session) to its endpoint's return and its unit of work's com
 "function"`), not the sending of the body: every streamed answer here (a team's export, an
 imported file) is made before it is sent, and a slow reader must not hold a slot for minutes. A
 route that waits for another process's work (a review's PDF while Chromium prints) hands its slot on
-first (`hand_back`).
+first (`hand_back`); one that receives an upload does it outside its slot (`outside`).
 """
 
 import asyncio
@@ -28,7 +28,8 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -193,12 +194,25 @@ async def bulk_lane(request: Request) -> AsyncGenerator[None, None]:
 
 
 class _Held:
-    """A bulk request's slot, given back once: by `hand_back` or at the request's end."""
+    """A bulk request's slot, given back once: by `hand_back`, `outside` or at the request's end."""
 
     def __init__(self, g: BulkGate, loop: asyncio.AbstractEventLoop) -> None:
         self._gate: BulkGate | None = g
         self._loop = loop
         self._lock = threading.Lock()
+
+    @property
+    def holding(self) -> bool:
+        return self._gate is not None
+
+    async def take_again(self) -> None:
+        """On the loop: a slot again, in turn behind the requests waiting (Overloaded past the
+        bounds); the request's end gives it back."""
+        g = gate()
+        waited = await g.enter()
+        _emit("admitted", waited)
+        with self._lock:
+            self._gate = g
 
     def release(self) -> None:
         with self._lock:
@@ -213,6 +227,22 @@ class _Held:
             g.exit()
         else:  # the gate is the loop's alone (not thread-safe): its next turn is handed on there
             self._loop.call_soon_threadsafe(g.exit)
+
+
+@asynccontextmanager
+async def outside(request: Request) -> AsyncIterator[None]:
+    """A bulk route's part that needs no slot, on the event loop: receiving an upload's body (an
+    import of tens of MiB from a slow link takes minutes, and two held both of a process's slots).
+    The slot goes to the next request meanwhile and is taken again after, in turn (so a busy server
+    can still answer 503 `overloaded` once the body is in: nothing was stored). Not again if the
+    part raised: the request is ending. A no-op for a request that holds no slot."""
+    held = getattr(request.state, "bulk_slot", None)
+    if not isinstance(held, _Held) or not held.holding:
+        yield
+        return
+    held.release()
+    yield
+    await held.take_again()
 
 
 def hand_back(request: Request) -> None:

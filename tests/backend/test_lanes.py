@@ -308,3 +308,48 @@ def test_a_route_waiting_on_another_process_hands_its_slot_on() -> None:
         assert g.running == g.limit
 
     asyncio.run(scenario())
+
+
+def test_an_upload_arrives_outside_its_slot_and_takes_one_again_in_turn() -> None:
+    """`lanes.outside` (POST /imports receiving its body): the slot serves the next request while
+    the bytes arrive, and the upload then waits its turn for one, behind what queued meanwhile."""
+
+    def request() -> Request:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        return Request({"type": "http", "method": "POST", "path": "/", "headers": []}, receive)
+
+    async def scenario() -> None:
+        g = lanes.gate()
+        importing = request()
+        held = [bulk_lane(importing)] + [bulk_lane(request()) for _ in range(g.limit - 1)]
+        for h in held:
+            await anext(h)
+        read = bulk_lane(request())
+        waiting = asyncio.create_task(anext(read))
+        await asyncio.sleep(0)
+        assert g.waiting == 1
+        arrived = asyncio.Event()
+
+        async def upload() -> None:
+            async with lanes.outside(importing):
+                await asyncio.wait_for(waiting, timeout=30)  # the read runs while the bytes arrive
+                assert (g.running, g.waiting) == (g.limit, 0)
+            arrived.set()  # the import's work: only once it holds a slot again
+
+        parsing = asyncio.create_task(upload())
+        for _ in range(100):  # a few turns of the loop: the read runs, the upload queues again
+            if waiting.done() and g.waiting == 1:
+                break
+            await asyncio.sleep(0)
+        # the body is in; its turn is behind the read, which runs
+        assert waiting.done() and g.waiting == 1 and not arrived.is_set()
+        await read.aclose()  # the read ends: its slot goes to the import
+        await asyncio.wait_for(parsing, timeout=30)
+        assert arrived.is_set() and (g.running, g.waiting) == (g.limit, 0)
+        for h in held:
+            await h.aclose()  # the import's end gives back the slot it took again
+        assert g.running == 0
+
+    asyncio.run(scenario())
