@@ -32,3 +32,22 @@ def captured_sql(connection: Any, *, savepoints: bool = True) -> Iterator[list[s
         yield statements
     finally:
         event.remove(connection, "before_cursor_execute", seen)
+
+
+def blocked_on_locks(engine: Any) -> int:
+    """How many sessions of `engine`'s database wait for a lock now. A transaction per look:
+    pg_stat_activity is a snapshot taken once per transaction, so a look inside one transaction
+    that began before the other session blocked saw 0 to its end (test_devices_identity's flake)."""
+    from sqlalchemy import text
+    from sqlalchemy.orm import Session
+
+    with Session(engine) as s:
+        return int(
+            s.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND datname = current_database()"
+                )
+            )
+            or 0
+        )

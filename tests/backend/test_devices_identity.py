@@ -431,6 +431,7 @@ def test_a_device_another_transaction_makes_meanwhile_is_the_one_used(engine: An
 
     from backend.device import service as device_service
     from backend.models import Agent, Team, User
+    from tests.sql import blocked_on_locks
     from tests.waiting import wait_until
 
     with Session(engine) as s:
@@ -454,21 +455,11 @@ def test_a_device_another_transaction_makes_meanwhile_is_the_one_used(engine: An
         t = threading.Thread(target=second)
         t.start()
 
-        def waiting() -> int:
-            # a session per look: pg_stat_activity is a snapshot taken once per transaction, so a
-            # transaction that looked before the second one blocked saw 0 to its end (a flake)
-            with Session(engine) as s:
-                return int(
-                    s.scalar(
-                        text(
-                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                            " AND datname = current_database()"
-                        )
-                    )
-                    or 0
-                )
-
-        wait_until(waiting, timeout=30, message="the second transaction waits for the first's device")
+        wait_until(
+            lambda: blocked_on_locks(engine),
+            timeout=30,
+            message="the second transaction waits for the first's device",
+        )
         first.commit()
         t.join(60)
         assert found == [first_id]

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute, iter_route_contexts
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
@@ -28,6 +28,7 @@ from tests.conftest import reset_settings_caches
 from tests.factories import AgentCtx, UserCtx, create_agent, create_user
 from tests.security.test_authz_matrix import EXPECTED
 from tests.services import Postgres
+from tests.sql import blocked_on_locks
 from tests.waiting import wait_until
 
 # routes that are no FastAPI route and so take no dependency: the static files of the UI and of
@@ -95,19 +96,6 @@ def own_database(pg: Postgres, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]
         reset_settings_caches()
 
 
-def _blocked_on_locks(engine: Engine) -> int:
-    with Session(engine) as s:  # a transaction per look: pg_stat_activity is a snapshot per one
-        return int(
-            s.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                    " AND datname = current_database()"
-                )
-            )
-            or 0
-        )
-
-
 async def _until(condition: Any, message: str) -> None:
     # the condition looks from a thread: the event loop keeps serving the requests meanwhile
     await asyncio.to_thread(wait_until, condition, timeout=30, message=message)
@@ -121,7 +109,7 @@ async def _scenario(app: FastAPI, engine: Engine, url: str, user: UserCtx, agent
             # a real read held as long as this test likes: GET /reviews waits for the table's lock
             locker.execute("LOCK TABLE reviews IN ACCESS EXCLUSIVE MODE")
             held = [asyncio.create_task(c.get(reviews, headers=user.headers)) for _ in range(2)]
-            await _until(lambda: _blocked_on_locks(engine) == 2, "two reads blocked on the lock")
+            await _until(lambda: blocked_on_locks(engine) == 2, "two reads blocked on the lock")
             gate = lanes.gate()
             assert (gate.running, gate.waiting) == (2, 0)
             queued = [asyncio.create_task(c.get(reviews, headers=user.headers)) for _ in range(2)]
