@@ -28,7 +28,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from backend.auth import service as auth_service
 from backend.auth.principal import AgentPrincipal
@@ -37,6 +37,7 @@ from backend.ops import backup as ops_backup
 from backend.ops import migrate as ops_migrate
 from tests.conftest import REPO
 from tests.services import PG_BIN, Postgres
+from tests.sessions import sessions_on
 
 FIXTURES = sorted((Path(REPO) / "tests" / "fixtures" / "upgrade").glob("iowatt-*.sql"))
 # the objects whose own pages must answer 200 after the upgrade (the rest: no 5xx)
@@ -91,32 +92,15 @@ def _rows(engine: Engine) -> dict[str, list[str]]:
 def _served_from(app_client: TestClient, url: str) -> Iterator[None]:
     """The in-process app answers from the database at `url`, inside one transaction rolled back
     at the end (what the requests write is not kept)."""
-    from backend.db import get_session, get_session_factory
-
     engine = create_engine(url)
     conn = engine.connect()
     trans = conn.begin()
-    session = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
     app = app_client.app
     assert isinstance(app, FastAPI)
-
-    def _session() -> Iterator[Session]:
-        nested = session.begin_nested()
-        try:
-            yield session
-            nested.commit()
-        except BaseException:
-            nested.rollback()
-            raise
-
-    factory = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-    app.dependency_overrides[get_session] = _session
-    app.dependency_overrides[get_session_factory] = lambda: factory
     try:
-        yield
+        with sessions_on(app, conn):
+            yield
     finally:
-        app.dependency_overrides.clear()
-        session.close()
         trans.rollback()
         conn.close()
         engine.dispose()

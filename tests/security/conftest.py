@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from tests.asgi_client import InProcessClient
 from tests.security import world as world_mod
+from tests.sessions import sessions_on
 
 
 @dataclass
@@ -37,33 +38,17 @@ class Matrix:
 
 @pytest.fixture(scope="module")
 def matrix(engine: Engine) -> Iterator[Matrix]:
-    from backend.db import get_session, get_session_factory
     from backend.main import create_app
 
     conn = engine.connect()
     trans = conn.begin()
-    session = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
     app = create_app()
-
-    def _session() -> Iterator[Session]:
-        nested = session.begin_nested()
-        try:
-            yield session
-            nested.commit()
-        except BaseException:
-            nested.rollback()
-            raise
-
-    factory = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-    app.dependency_overrides[get_session] = _session
-    app.dependency_overrides[get_session_factory] = lambda: factory
     try:
         # raise_server_exceptions=False: a 500 is an answer the matrix reports, not a crash of the test
-        with InProcessClient(app, raise_server_exceptions=False) as client:
+        with sessions_on(app, conn) as session, InProcessClient(app, raise_server_exceptions=False) as client:
             openapi = app.openapi()
             w = world_mod.build(session, client, commit=session.flush, openapi=openapi)
             yield Matrix(client=client, session=session, world=w, openapi=openapi)
     finally:
-        session.close()
         trans.rollback()
         conn.close()
