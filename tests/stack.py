@@ -1,7 +1,8 @@
 """The whole platform as real processes for end-to-end and browser tests: the API (and built UI)
 as production starts it, `python -m backend.serve` with API_WORKERS uvicorn processes behind one
 port (docs/adr/0016), a Celery worker, an enrolled `iowatt-agent run` and the real engine, on a
-private database."""
+private database. Or the Helm chart's topology (issue 30; the fault rig, tests/faults): N API
+processes on N ports behind Caddy (bench/load/topology.py) and several Celery workers."""
 
 import contextlib
 import json
@@ -20,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from bench.load.topology import several_apis
 from tests.conftest import REPO
 from tests.services import Postgres, celery_worker_argv, free_port, on_one_cpu
 from tests.waiting import WaitTimeout, wait_until
@@ -120,6 +122,43 @@ class State:
     active_runs: frozenset[str]
 
 
+class Forked:
+    """An API process tests/apiforks.py forked (not this process's child): `Popen`'s pid, poll,
+    wait and returncode, read from /proc (the forker reaps it; its exit status is not known here:
+    -1 once it is gone)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            stat = _stat(self.pid)
+            if stat is None or stat[0] in ("Z", "X"):
+                self.returncode = -1
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0)
+            time.sleep(0.02)
+        assert self.returncode is not None
+        return self.returncode
+
+
+def _fork(forker: subprocess.Popen[bytes], cmd: list[str], env: dict[str, str], log: Path) -> Forked:
+    """Ask tests/apiforks.py (`forker`) to start API process `cmd` with `env`, its output in `log`."""
+    assert forker.stdin is not None and forker.stdout is not None
+    forker.stdin.write(json.dumps({"argv": cmd, "env": env, "log": str(log)}).encode() + b"\n")
+    forker.stdin.flush()
+    answer = forker.stdout.readline()
+    if not answer.strip():
+        raise RuntimeError(f"tests/apiforks.py ended (exit {forker.poll()}): {log.parent / 'apiforks.log'}")
+    return Forked(int(answer))
+
+
 @dataclass
 class Stack:
     url: str
@@ -129,7 +168,7 @@ class Stack:
     agent_id: str
     workdir: Path
     logs: Path
-    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    procs: dict[str, subprocess.Popen[bytes] | Forked] = field(default_factory=dict)
     # how each process was started, so fault tests can kill and start it again (tests/faults)
     commands: dict[str, tuple[list[str], dict[str, str]]] = field(default_factory=dict)
     agent_url: str = ""
@@ -137,6 +176,26 @@ class Stack:
     # what the last `live` test's restore() left it as (checked); None: unknown (tests/conftest.py)
     put_back_to: State | None = None
     db: Any = field(default=None, repr=False)  # status_of's connection to the stack's database
+    # the Helm chart's topology (`stack(api_processes=N)`): each API process's port, by name
+    # (api-0 ...); empty: one `backend.serve` on the URL's port
+    api_ports: dict[str, int] = field(default_factory=dict)
+    # tests/apiforks.py, when the API processes are its forks (`stack(api_forks=True)`)
+    forker: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def members(self, name: str) -> list[str]:
+        """The processes `name` stands for: itself, or every process of the group (`api`: api-0 ...
+        api-(N-1) in the Helm chart's topology; `worker`: worker-0, worker-1 with several workers)."""
+        if name in self.commands:
+            return [name]
+        found = sorted(n for n in self.commands if n.rsplit("-", 1)[0] == name)
+        if not found:
+            raise KeyError(name)
+        return found
+
+    @property
+    def database_url(self) -> str:
+        """The stack's database (SQLAlchemy URL), as its API processes have it."""
+        return self.commands[self.members("api")[0]][1]["IOWATT_DATABASE_URL"]
 
     def status_of(self, run_id: str) -> str | None:
         """Run `run_id`'s status as the server stored it: one SELECT on a connection the Stack
@@ -149,7 +208,7 @@ class Stack:
 
         try:
             if self.db is None:
-                url = self.commands["api"][1]["IOWATT_DATABASE_URL"]
+                url = self.database_url
                 self.db = psycopg.connect(
                     url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True, connect_timeout=10
                 )
@@ -166,24 +225,30 @@ class Stack:
             self.db = None
 
     def start(self, name: str) -> None:
-        """Start a process of the stack again with the command and environment it first had."""
-        cmd, env = self.commands[name]
-        self.procs[name] = _popen(cmd, env, self.logs / f"{name}.log")
+        """Start a process of the stack again with the command and environment it first had; a
+        group (`members`): each of its processes that is not running."""
+        for one in self.members(name):
+            if one != name and self.alive(one):
+                continue
+            cmd, env = self.commands[one]
+            if self.forker is not None and one in self.api_ports:
+                self.procs[one] = _fork(self.forker, cmd, env, self.logs / f"{one}.log")
+            else:
+                self.procs[one] = _popen(cmd, env, self.logs / f"{one}.log")
 
     def kill(self, name: str, sig: int = 9) -> None:
         """Signal the process group (SIGKILL by default) and wait until every process of it is
         gone: the API is backend.serve's supervisor AND its uvicorn processes, and a child left
-        alive would keep serving on the shared socket (and keep the port from the next start)."""
-        p = self.procs[name]
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, sig)
-        p.wait(timeout=60)
-        wait_until(
-            lambda: not group_members(p.pid),
-            timeout=60,
-            interval=0.05,
-            message=lambda: f"{name}'s process group {p.pid} gone (left: {group_members(p.pid)})",
-        )
+        alive would keep serving on the shared socket (and keep the port from the next start).
+        A group (`members`: every API process of the Helm chart's topology, both workers): each
+        is signalled, then each awaited."""
+        procs = [(one, self.procs[one]) for one in self.members(name)]
+        for _, p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, sig)
+        for one, p in procs:
+            p.wait(timeout=60)
+            _until_group_gone(one, p.pid)
 
     def workers(self, name: str = "api") -> list[int]:
         """The uvicorn worker processes of the API's supervisor, oldest first: its children that are
@@ -203,7 +268,8 @@ class Stack:
         return [pid for _, pid in sorted(found)]
 
     def alive(self, name: str) -> bool:
-        return self.procs[name].poll() is None
+        """The process runs; a group (`members`): every process of it."""
+        return all(self.procs[one].poll() is None for one in self.members(name))
 
     def api(self) -> httpx.Client:
         return http(
@@ -642,6 +708,15 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _until_group_gone(name: str, pgid: int) -> None:
+    wait_until(
+        lambda: not group_members(pgid),
+        timeout=60,
+        interval=0.05,
+        message=lambda: f"{name}'s process group {pgid} gone (left: {group_members(pgid)})",
+    )
+
+
 def group_members(pgid: int) -> list[int]:
     """The live processes of a process group (zombies waiting to be reaped count as gone)."""
     live = []
@@ -686,12 +761,24 @@ def stack(
     api_workers: int = API_WORKERS,
     heartbeat_s: int = HEARTBEAT_S,
     lease_wait_s: int = LEASE_WAIT_S,
+    api_processes: int = 0,
+    api_forks: bool = False,
+    workers: int = 1,
 ) -> Iterator[Stack]:
     """`beat` adds Celery beat; `api_workers` uvicorn processes serve the API; `agent_args` and
     `agent_env` go to `iowatt-agent run`; `agent_url` maps the API's URL to the one the agent
     enrols with (a proxy in between, tests/faults); `heartbeat_s`: the heartbeat interval the
     server asks of the agent (IOWATT_HEARTBEAT_INTERVAL_S); `lease_wait_s`: the agent's long-poll
-    wait (`--lease-wait`)."""
+    wait (`--lease-wait`).
+
+    `api_processes` N > 0: the Helm chart's topology instead of one `backend.serve` (issue 30):
+    N API processes (`backend.serve --workers 1`) on N ports behind Caddy, whose address is the
+    stack's URL (bench/load/topology.py, as the load smoke test runs it; `Stack.api_ports`,
+    processes `api-0` ... and `caddy`). `workers` Celery workers (`worker`, or `worker-0`,
+    `worker-1` ... named `-n worker-K@%h`); `Stack.kill("api")` / `kill("worker")` then kill
+    every one of them (`Stack.members`). `api_forks`: those API processes are forks of one process
+    that imported the app once (tests/apiforks.py; each runs backend.serve's own main()), so that
+    starting one again costs its lifespan, not the app's imports."""
     if not ENGINE.exists():
         raise RuntimeError(f"{ENGINE} is missing: run `make engine`")
     work = Path(tempfile.mkdtemp(prefix="iowatt-e2e-"))
@@ -709,8 +796,9 @@ def stack(
         # the tests' alert receivers listen on 127.0.0.1 in the test process (ADR 0041's address rule)
         "IOWATT_ALERT_PRIVATE_TARGETS": "true",
     }
-    procs: dict[str, subprocess.Popen[bytes]] = {}
+    procs: dict[str, subprocess.Popen[bytes] | Forked] = {}
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}
+    forker: subprocess.Popen[bytes] | None = None
 
     def spawn(name: str, *cmd: str, extra: dict[str, str] | None = None) -> None:
         commands[name] = (list(cmd), {**env, **(extra or {})})
@@ -722,22 +810,47 @@ def stack(
         creds = dict(line.split("=", 1) for line in (work / "creds").read_text().split())
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        # as make up and compose start it: a supervisor and API_WORKERS processes on one socket,
-        # their Prometheus files in a directory of this stack's own
-        spawn(
-            "api",
-            sys.executable,
-            "-m",
-            "backend.serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            str(api_workers),
-            extra={"PROMETHEUS_MULTIPROC_DIR": str(work / "api-metrics")},
-        )
-        spawn("worker", *celery_worker_argv())
+        api_ports: dict[str, int] = {}
+        if api_processes:
+            ports = [free_port() for _ in range(api_processes)]
+            api_ports = {f"api-{k}": p for k, p in enumerate(ports)}
+            for proc in several_apis(ports, port, env, work):
+                if api_forks and proc.name in api_ports:
+                    if forker is None:
+                        forker = subprocess.Popen(
+                            [sys.executable, "-m", "tests.apiforks"],
+                            cwd=REPO,
+                            env=proc.env,
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
+                            stderr=open(logs / "apiforks.log", "ab"),  # noqa: SIM115 - the child keeps it
+                            start_new_session=True,
+                        )
+                        procs["apiforks"] = forker
+                    commands[proc.name] = (proc.argv, proc.env)
+                    procs[proc.name] = _fork(forker, proc.argv, proc.env, logs / f"{proc.name}.log")
+                else:
+                    spawn(proc.name, *proc.argv, extra=proc.env)
+        else:
+            # as make up and compose start it: a supervisor and API_WORKERS processes on one socket,
+            # their Prometheus files in a directory of this stack's own
+            spawn(
+                "api",
+                sys.executable,
+                "-m",
+                "backend.serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(api_workers),
+                extra={"PROMETHEUS_MULTIPROC_DIR": str(work / "api-metrics")},
+            )
+        if workers == 1:
+            spawn("worker", *celery_worker_argv())
+        for k in range(workers if workers > 1 else 0):
+            spawn(f"worker-{k}", *celery_worker_argv("-n", f"worker-{k}@%h"))
         if beat:
             spawn(
                 "beat",
@@ -749,6 +862,8 @@ def stack(
                 "--schedule",
                 str(work / "celerybeat-schedule"),
             )
+        for own in api_ports.values():  # each process, then through Caddy
+            _wait_http(f"http://127.0.0.1:{own}/api/v1/health")
         _wait_http(f"{url}/api/v1/health")
         enrol_url = agent_url(url) if agent_url else url
         token = enrollment_token(url, (work / "token").read_text().strip())
@@ -797,6 +912,8 @@ def stack(
             procs=procs,
             commands=commands,
             agent_url=enrol_url,
+            api_ports=api_ports,
+            forker=forker,
         )
         # the agent's start (imports, its first heartbeat and inventory) takes seconds, longer on
         # a busy machine: the server is asked once the agent logged its inventory sent, not every
@@ -828,15 +945,13 @@ def stack(
         if s is not None:
             s.close_db()
         # all asked to stop at once (the agent drains, the worker finishes its task), then awaited
-        for name in ("agent", "beat", "worker", "api"):
-            p = procs.get(name)
-            if p is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, 15)
-        for name in ("agent", "beat", "worker", "api"):
-            p = procs.get(name)
-            if p is None:
-                continue
+        order = ("agent", "beat", "worker", "caddy", "api", "apiforks")
+        names = [n for kind in order for n in sorted(procs) if kind in (n, n.rsplit("-", 1)[0])]
+        for name in names:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(procs[name].pid, 15)
+        for name in names:
+            p = procs[name]
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:

@@ -56,6 +56,8 @@ if "sniffio" not in sys.modules:
 
 import httpx  # noqa: E402
 
+from bench.load.topology import several_apis  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "engine-template.json"
@@ -65,16 +67,6 @@ PG_BIN = Path("/usr/lib/postgresql/15/bin")
 BIN = Path(sys.executable).parent
 AGENT_VERSION = "load-sim"
 HEARTBEAT_ROUTE = "POST /agents/{id}/heartbeat"
-CADDYFILE = REPO / "deploy" / "caddy" / "several-apis.Caddyfile"
-
-
-def caddy_binary() -> str:
-    """Caddy (Debian's build; scripts/install-ops-test-tools.sh installs it for the tests)."""
-    found = shutil.which("caddy")
-    if found is None:
-        raise RuntimeError("caddy is missing: scripts/install-ops-test-tools.sh installs it (make deps)")
-    return found
-
 
 INVENTORY: dict[str, Any] = {
     "hostname": "load",
@@ -314,30 +306,10 @@ def _platform(
     port = free_port()
     upstreams: list[str] = []
     if api_processes:
-        for k in range(api_processes):
-            own = free_port()
-            upstreams.append(f"127.0.0.1:{own}")
-            procs[f"api-{k}"] = _popen(
-                [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(own)]
-                + ["--workers", "1"],
-                {
-                    **env,
-                    "PROMETHEUS_MULTIPROC_DIR": str(work / f"metrics-{k}"),
-                    "IOWATT_TRUSTED_PROXIES": '["127.0.0.1"]',
-                },
-                logs / f"api-{k}.log",
-            )
-        procs["caddy"] = _popen(
-            [caddy_binary(), "run", "--adapter", "caddyfile", "--config", str(CADDYFILE)],
-            {
-                **env,
-                "IOWATT_PROXY_PORT": str(port),
-                "IOWATT_API_UPSTREAMS": " ".join(upstreams),
-                "XDG_DATA_HOME": str(work / "caddy"),
-                "XDG_CONFIG_HOME": str(work / "caddy"),
-            },
-            logs / "caddy.log",
-        )
+        ports = [free_port() for _ in range(api_processes)]
+        upstreams = [f"127.0.0.1:{own}" for own in ports]
+        for proc in several_apis(ports, port, env, work):  # bench/load/topology.py
+            procs[proc.name] = _popen(proc.argv, proc.env, logs / f"{proc.name}.log")
     else:
         procs["api"] = _popen(
             [sys.executable, "-m", "backend.serve", "--host", "127.0.0.1", "--port", str(port)]

@@ -1,10 +1,12 @@
 """The fault-injection rig (issue 11): the whole platform as real processes (tests/stack.py) on a
 PostgreSQL and a Redis of its own, so a scenario can restart or stop them without touching any
-other test, and a TCP proxy between the agent and the API (proxy.py). One rig for both modules
-(the `r` fixture, one xdist group): each scenario starts from the whole rig up (`Rig.all_up`) and
-puts back what it changed (the agent's command, a proxy hook): a second rig (PostgreSQL, the
-migrations, two API processes, worker, beat, agent, started and stopped: ~20-30 CPU-s at load 20)
-bought no isolation.
+other test, and a TCP proxy between the agent and the API (proxy.py). The platform runs the Helm
+chart's topology (issue 30): API_PROCESSES API processes on as many ports behind Caddy
+(bench/load/topology.py), WORKERS Celery workers and one beat; the proxy sits between the agent and
+Caddy. One rig for both modules (the `r` fixture, one xdist group): each scenario starts from the
+whole rig up (`Rig.all_up`) and puts back what it changed (the agent's command, a proxy hook): a
+second rig (PostgreSQL, the migrations, the API processes, workers, beat, agent, started and
+stopped: ~20-30 CPU-s at load 20) bought no isolation.
 
 Runs are tiny (a few MiB in a directory of the rig's own, 1–2 s of paced load, idle baselines of
 a fraction of a second) and metered by a `command:` meter the host configured with
@@ -18,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 import uuid
@@ -43,6 +46,10 @@ while true; do
 done
 """
 
+
+# the Helm chart's topology, natively (docs/faults.md): API processes behind Caddy, Celery workers
+API_PROCESSES = 2
+WORKERS = 2
 
 # the runs' I/O is paced: a run is something running (and writing) for 1-5 s while a fault strikes,
 # never a speed; 4 KiB random writes as fast as the disk takes cost the engine 0.2-0.27 CPU-s a
@@ -259,13 +266,29 @@ class Rig:
         that failed half-way may have left one down), no proxy hook, the network not cut."""
         if self.redis.proc is None:
             self.redis.start()
-        for name in ("api", "worker", "beat", "agent"):
+        for name in ("api", "caddy", "worker", "beat", "agent"):
             if not self.s.alive(name):
-                self.s.start(name)
+                self.s.start(name)  # a group: the processes of it that are down
+        for port in self.s.api_ports.values():  # each API process, then through Caddy
+            _wait_http(f"http://127.0.0.1:{port}/api/v1/health")
         _wait_http(f"{self.s.url}/api/v1/health")
         if self.proxy is not None:
             self.proxy.hook = None
             self.proxy.restore()
+
+    def worker_logs(self) -> dict[Path, int]:
+        """Each Celery worker's log and its size now (`logged_since` reads what came after)."""
+        logs = [self.s.logs / f"{name}.log" for name in self.s.members("worker")]
+        return {log: log.stat().st_size if log.exists() else 0 for log in logs}
+
+    def logged_since(self, marks: dict[Path, int]) -> bytes:
+        """What the logs of `marks` gained after their marks (a restarted worker appends)."""
+        out = b""
+        for log, offset in marks.items():
+            with log.open("rb") as f:
+                f.seek(offset)
+                out += f.read()
+        return out
 
     def rejected(self) -> list[str]:
         """Uploads the agent gave up on (spool/rejected/: a permanent 4xx), with the reason."""
@@ -306,7 +329,16 @@ def rig(*, proxy: bool = False, meter: bool = True, **stack_opts: Any) -> Iterat
             postgres() as pg,
             redis_instance() as redis,
             stack(
-                pg, redis.url, beat=True, agent_url=to_agent, heartbeat_s=2, lease_wait_s=5, **stack_opts
+                pg,
+                redis.url,
+                beat=True,
+                agent_url=to_agent,
+                heartbeat_s=2,
+                lease_wait_s=5,
+                api_processes=API_PROCESSES,
+                api_forks=True,
+                workers=WORKERS,
+                **stack_opts,
             ) as s,
         ):
             target = work / "target"
@@ -372,7 +404,7 @@ def sql(r: Rig, query: str, *args: Any) -> list[tuple[Any, ...]]:
     """Read the stack's database directly (what the API shows could hide a duplicate row)."""
     import psycopg
 
-    url = r.s.commands["api"][1]["IOWATT_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+    url = r.s.database_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(url) as c:
         return list(c.execute(query, args).fetchall())
 
@@ -385,70 +417,72 @@ def measured_samples(r: Rig, run_id: str) -> int:
     return int(found[-1])
 
 
-def connection_owner(r: Rig, client_port: int, timeout_s: float = 15) -> int:
-    """The API worker process holding the server end of the TCP connection whose client side is
-    127.0.0.1:`client_port` (/proc/net/tcp gives the socket's inode, a worker's fd table holds it).
-    Waits until a worker has accepted the connection (it may sit in the shared socket's backlog)."""
-    api_port = int(r.s.url.rsplit(":", 1)[1])
-    local, remote = f"0100007F:{api_port:04X}", f"0100007F:{client_port:04X}"
+# one established TCP connection into an API process, as `ss -tin` shows it: (the API process's
+# port, the peer's port) -> (the process's name, bytes it received, bytes it sent)
+Sockets = dict[tuple[int, int], tuple[str, int, int]]
+_SS_LINE = re.compile(r"^\s*\d+\s+\d+\s+\S+:(\d+)\s+\S+:(\d+)[^\n]*\n\s+([^\n]*)", re.M)
 
-    def owner() -> int | None:
-        inode = ""
-        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-            f = line.split()
-            if f[1] == local and f[2] == remote:
-                inode = f[9]
-        if not inode:
-            return None
-        for pid in r.s.workers():
-            with contextlib.suppress(OSError):
-                for fd in (Path("/proc") / str(pid) / "fd").iterdir():
-                    with contextlib.suppress(OSError):
-                        if os.readlink(fd) == f"socket:[{inode}]":
-                            return pid
-        return None
 
-    return int(
-        wait_until(owner, timeout=timeout_s, interval=0.02, message=f"a worker accepts :{client_port}")
-    )
+def api_sockets(r: Rig) -> Sockets:
+    """Every TCP connection into an API process now (Caddy's, a test's), with the bytes each
+    carried (the kernel's counts, `ss -tin`): which process a request reached is seen from here,
+    since Caddy chooses (least connections) once the request is on its way."""
+    names = {port: name for name, port in r.s.api_ports.items()}
+    ports = " or ".join(f"sport = :{p}" for p in names)
+    out = subprocess.run(
+        ["ss", "-Htin", "state", "established", f"( {ports} )"], capture_output=True, text=True, check=True
+    ).stdout
+    found: Sockets = {}
+    for m in _SS_LINE.finditer(out):
+        local, peer, info = int(m[1]), int(m[2]), m[3]
+        if local in names:
+            rcv = re.search(r"bytes_received:(\d+)", info)
+            snd = re.search(r"bytes_sent:(\d+)", info)
+            found[(local, peer)] = (names[local], int(rcv[1]) if rcv else 0, int(snd[1]) if snd else 0)
+    return found
+
+
+def received_by(r: Rig, before: Sockets, nbytes: int) -> str | None:
+    """The API process one of whose connections received at least `nbytes` since `before` (a
+    request of that size reached it), or None yet."""
+    grew = [(rcv - before.get(key, (name, 0, 0))[1], name) for key, (name, rcv, _) in api_sockets(r).items()]
+    most = max(grew, default=(0, ""))
+    return most[1] if most[0] >= nbytes else None
+
+
+def waiting_in(r: Rig, before: Sockets) -> set[str]:
+    """The API processes with a connection that received something since `before` and sent
+    nothing since: a request waiting for its answer (a long-poll) in each."""
+    waiting = set()
+    for key, (name, rcv, snd) in api_sockets(r).items():
+        _, rcv0, snd0 = before.get(key, (name, 0, 0))
+        if rcv > rcv0 and snd == snd0:
+            waiting.add(name)
+    return waiting
 
 
 @contextlib.contextmanager
-def on_worker(r: Rig, pid: int, timeout_s: float = 60) -> Iterator[http.client.HTTPConnection]:
-    """A connection to the API that worker `pid` accepted (new connections until one lands there:
-    the kernel hands each to whichever process accepts first), to ask that process in particular."""
-    host, port = r.s.url.removeprefix("http://").split(":")
-    deadline = time.monotonic() + timeout_s
-    while True:
-        c = http.client.HTTPConnection(host, int(port), timeout=60)
-        c.connect()
-        assert c.sock is not None
-        try:
-            if connection_owner(r, c.sock.getsockname()[1]) == pid:
-                break
-        except Exception:
-            if time.monotonic() > deadline:
-                c.close()
-                raise
-        c.close()
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no connection reached API worker {pid} within {timeout_s} s")
+def on_process(r: Rig, name: str) -> Iterator[http.client.HTTPConnection]:
+    """A connection to API process `name` itself (its own port, not through Caddy)."""
+    c = http.client.HTTPConnection("127.0.0.1", r.s.api_ports[name], timeout=60)
     try:
         yield c
     finally:
         c.close()
 
 
-def ask_each_worker(r: Rig, path: str) -> dict[int, int]:
-    """GET `path` (as the admin) from every API worker process: {pid: status}."""
-    answers = {}
-    for pid in r.s.workers():
-        with on_worker(r, pid) as c:
-            c.request("GET", path, headers={"Authorization": f"Bearer {r.s.token}"})
-            resp = c.getresponse()
-            resp.read()
-            answers[pid] = resp.status
-    return answers
+def ask_process(r: Rig, name: str, path: str) -> int:
+    """GET `path` (as the admin) from API process `name`: the status."""
+    with on_process(r, name) as c:
+        c.request("GET", path, headers={"Authorization": f"Bearer {r.s.token}"})
+        resp = c.getresponse()
+        resp.read()
+        return resp.status
+
+
+def ask_each_process(r: Rig, path: str) -> dict[str, int]:
+    """GET `path` (as the admin) from every API process: {name: status}."""
+    return {name: ask_process(r, name, path) for name in r.s.members("api")}
 
 
 def fake_agent(r: Rig, target: Path, name: str = "fake") -> tuple[str, str]:

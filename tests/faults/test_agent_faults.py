@@ -24,16 +24,18 @@ from tests.conftest import REPO
 from tests.faults.conftest import (
     GROUP,
     Rig,
-    connection_owner,
+    Sockets,
+    api_sockets,
     engine_pids,
     fake_agent,
     measured_samples,
     report,
     sql,
+    waiting_in,
 )
 from tests.faults.proxy import Conn
 from tests.stack import FINAL, TLS
-from tests.waiting import wait_until
+from tests.waiting import WaitTimeout, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(GROUP)]
 
@@ -101,29 +103,44 @@ def _with_lease_wait(r: Rig, seconds: str) -> None:
 
 def test_1b_agent_sigkill_while_its_poll_waits_the_next_run_goes_to_the_new_agent(r: Rig) -> None:
     """The dead agent's long-poll still waits (25 s) in one API process when the restarted agent
-    polls in the other one (backend.serve runs two; the proxy resets the new agent's polls that
-    land in the dead one's process), so only Redis carries the supersession (ADR 0016). A run
-    queued once the new agent polls must go to it at once, never to the dead poll (whose lease
-    would be lost until it expired)."""
+    polls in another one (Caddy spreads them; the proxy closes a new poll that Caddy sent to the
+    dead one's process, and the agent polls again), so only Redis carries the supersession
+    (ADR 0016). A run queued once the new agent polls must go to it at once, never to the dead poll
+    (whose lease would be lost until it expired). Which process a poll waits in is read from the
+    kernel's byte counts of the API processes' connections (`waiting_in`)."""
     assert r.proxy is not None
     r.idle(60)
-    polls: list[tuple[float, int]] = []
-    dead: list[int] = []  # the API process where the dead agent's poll waits
-    turned_away: list[int] = []
+    polls: list[tuple[float, str]] = []  # (when it was sent, the API process it waits in; "" unknown)
+    dead: list[str] = []  # the API process where the dead agent's poll waits
+    turned_away: list[str] = []
+
+    def place(conn: Conn, before: Sockets, sent: float) -> None:
+        # a request answered at once (a heartbeat) has sent something by the second look
+        looks: list[set[str]] = []
+
+        def settled() -> str | None:
+            looks.append(waiting_in(r, before))
+            if len(looks) > 1 and len(looks[-1]) == 1 and looks[-1] == looks[-2]:
+                return next(iter(looks[-1]))
+            return None
+
+        try:
+            owner = wait_until(settled, timeout=5, interval=0.3)
+        except WaitTimeout:
+            owner = ""  # answered at once (a lease was there) or not told apart: recorded as unknown
+        if dead and owner == dead[0] and len(turned_away) < 20:
+            # the new agent's poll must wait in ANOTHER process: its connection is closed and the
+            # agent polls again (Caddy picks the process again)
+            turned_away.append(owner)
+            conn.close()
+            return
+        polls.append((sent, owner))
 
     def hook(direction: str, chunk: bytes, conn: Conn) -> None:
         line = chunk.split(b"\r\n", 1)[0]
         if direction == "request" and line.startswith(b"POST ") and b"/lease" in line:
-            try:
-                owner = connection_owner(r, conn.upstream.getsockname()[1], 5)
-            except Exception:  # not found: recorded as unknown, the poll goes on
-                owner = 0
-            if dead and owner == dead[0] and len(turned_away) < 20:
-                # the new agent's poll must wait in the OTHER process: this connection is reset
-                # and the agent polls again on a new one (the kernel picks the process)
-                turned_away.append(owner)
-                raise ConnectionResetError("steered to the other API process")
-            polls.append((time.monotonic(), owner))
+            before = api_sockets(r)  # before the poll is forwarded
+            threading.Thread(target=place, args=(conn, before, time.monotonic()), daemon=True).start()
 
     r.s.kill("agent", signal.SIGTERM)
     _with_lease_wait(r, "25")
@@ -137,8 +154,8 @@ def test_1b_agent_sigkill_while_its_poll_waits_the_next_run_goes_to_the_new_agen
         r.s.kill("agent", signal.SIGKILL)
         r.s.start("agent")
         r.until(
-            "the restarted agent polls in the other API process",
-            lambda: [pid for t, pid in polls if t > killed_mono],
+            "the restarted agent polls in another API process",
+            lambda: [name for t, name in polls if t > killed_mono],
             60,
             every_s=0.05,
         )
@@ -152,7 +169,7 @@ def test_1b_agent_sigkill_while_its_poll_waits_the_next_run_goes_to_the_new_agen
         r.s.kill("agent", signal.SIGTERM)
         _with_lease_wait(r, "5")
         r.s.start("agent")
-    new = [pid for t, pid in polls if t > killed_mono][:1]
+    new = [name for t, name in polls if t > killed_mono][:1]
     report(
         "1b agent SIGKILL while its poll waits",
         dead_poll_in=dead,
@@ -161,7 +178,7 @@ def test_1b_agent_sigkill_while_its_poll_waits_the_next_run_goes_to_the_new_agen
         dead_poll_age_at_queue_s=queued - killed_at + 0.5,
         started_after_queued_s=delay,
     )
-    assert dead[0] and new and new[0] not in (0, dead[0]), (dead, new, turned_away)
+    assert dead[0] and new and new[0] not in ("", dead[0]), (dead, new, turned_away)
     assert run["status"] == "succeeded" and run["attempt"] == 1, run
     assert delay <= 10, f"the run started {delay:.1f} s after it was queued (a dead poll took it?)"
 
