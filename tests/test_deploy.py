@@ -23,6 +23,7 @@ import yaml
 
 from tests.conftest import REPO, alembic_config
 from tests.services import PG_BIN, free_port
+from tests.strace import STRACE, straced
 from tests.waiting import wait_until
 
 ROOT = Path(REPO)
@@ -573,30 +574,23 @@ def test_secret_file_is_0600_from_the_start_and_replaces_atomically(state: Path)
     target.chmod(0o644)
     # a caller with a permissive umask still gets 0600; strace shows the file is created 0600
     # (mktemp's O_EXCL 0600) and renamed over the target, never opened with a wider mode
-    strace = shutil.which("strace")
-    cmd = "umask 022; echo s3cret | secret_file " + str(target)
-    prefix = (
-        f"{strace} -f -qq -e trace=openat,rename,renameat,renameat2,chmod,fchmodat -o {state}/trace "
-        if strace
-        else ""
-    )
-    r = subprocess.run(
-        ["bash", "-c", f"{prefix}bash -c 'set -euo pipefail; source {LIB}; {cmd}'"],
-        env={**os.environ, "IOWATT_STATE_DIR": str(state)},
-        capture_output=True,
-        text=True,
-    )
+    cmd = ["bash", "-c", f"set -euo pipefail; source {LIB}; umask 022; echo s3cret | secret_file {target}"]
+    env = {**os.environ, "IOWATT_STATE_DIR": str(state)}
+    if STRACE:  # a file per process (tests/strace.py): each call whole on its line
+        calls = "trace=openat,rename,renameat,renameat2,chmod,fchmodat"
+        r, lines = straced(cmd, state / "trace", "-qq", "-e", calls, env=env)
+    else:
+        r, lines = subprocess.run(cmd, env=env, capture_output=True, text=True), []
     assert r.returncode == 0, r.stderr
     assert target.read_text() == "s3cret\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert [p.name for p in state.iterdir() if p.name.startswith(".secret")] == []  # no temp left
-    if strace:
-        trace = (state / "trace").read_text()
-        creates = [ln for ln in trace.splitlines() if "O_CREAT" in ln and ".secret." in ln]
+    if STRACE:
+        creates = [ln for ln in lines if "O_CREAT" in ln and ".secret." in ln]
         # the temp file comes into being with O_EXCL and mode 0600; later opens find it existing
         assert creates and "O_EXCL" in creates[0] and re.search(r", 0600\)", creates[0]), creates
-        assert not [ln for ln in trace.splitlines() if "O_CREAT" in ln and f'"{target}"' in ln]
-        assert re.search(r"rename\w*\(.*\.secret\.\w+.*" + re.escape(str(target)), trace)
+        assert not [ln for ln in lines if "O_CREAT" in ln and f'"{target}"' in ln]
+        assert any(re.search(r"rename\w*\(.*\.secret\.\w+.*" + re.escape(str(target)), ln) for ln in lines)
 
     r = lib(f"new_secret {state}/pw; new_secret {state}/pw; cat {state}/pw", state)
     assert r.returncode == 0, r.stderr

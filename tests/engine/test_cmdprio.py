@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.strace import straced
+
 from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
@@ -220,13 +222,11 @@ def test_log_lines_carry_each_io_s_priority_like_fio(engine_bin: Path, target: s
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
 def test_libaio_sends_each_io_s_priority(engine_bin: Path, target: str, scratch: Path) -> None:
-    trace = scratch / "trace"
-    cmd = ["strace", "-f", "-e", "trace=io_submit", "-o", str(trace), str(engine_bin), "--name=p"]
-    cmd += [f"--filename={target}", "--size=256k", "--rw=randread", "--ioengine=libaio"]
-    subprocess.run(
-        [*cmd, "--cmdprio_percentage=50", "--cmdprio_class=2", "--cmdprio=3"], check=True, capture_output=True
-    )
-    text = trace.read_text()
+    cmd = [str(engine_bin), "--name=p", f"--filename={target}", "--size=256k", "--rw=randread"]
+    cmd += ["--ioengine=libaio", "--cmdprio_percentage=50", "--cmdprio_class=2", "--cmdprio=3"]
+    p, lines = straced(cmd, scratch / "trace", "-e", "trace=io_submit")
+    assert p.returncode == 0, p.stderr
+    text = "\n".join(lines)
     sent = text.count("IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3)")
     assert text.count("io_submit(") == 64 and 10 <= sent <= 54, (sent, text[:400])
 

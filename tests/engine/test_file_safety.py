@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.strace import straced
 from tests.waiting import wait_until
 
 from .conftest import Result, run_engine
@@ -437,30 +438,19 @@ def test_resolvers_seen_through_strace(
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}  # LeakSanitizer cannot run under ptrace
 
     def trace(binary: Path, name: str) -> list[str]:
-        log = allowed.parent / f"{name}.strace"
         args = [f"--filename={allowed}/sub/{name}", f"--beneath={allowed}", "--create_new=1", "--unlink=1"]
-        p = subprocess.run(
-            [
-                "strace",
-                "-f",
-                "-qq",
-                "-e",
-                "trace=open,openat,openat2,unlinkat",
-                "-o",
-                str(log),
-                str(binary),
-                *args,
-                "--rw=write",
-                "--size=64k",
-            ],
-            capture_output=True,
-            text=True,
+        p, lines = straced(
+            [str(binary), *args, "--rw=write", "--size=64k"],
+            allowed.parent / f"{name}.strace",
+            "-qq",
+            "-e",
+            "trace=open,openat,openat2,unlinkat",
             timeout=120,
             env=env,
         )
         assert p.returncode == 0, p.stderr
         json.loads(p.stdout)
-        return [line for line in log.read_text().splitlines() if name in line or '"sub"' in line]
+        return [line for line in lines if name in line or '"sub"' in line]
 
     calls = trace(engine_bin, "a.dat")
     assert calls and all("openat2(" in c or "unlinkat(" in c for c in calls), calls

@@ -14,29 +14,26 @@ from pathlib import Path
 
 import pytest
 
+from tests.strace import STRACE, straced
+
 from .conftest import FIO_CLOCK
 
-FIO, STRACE = shutil.which("fio"), shutil.which("strace")
+FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(FIO is None or STRACE is None, reason="needs Debian's fio and strace")
 
-# `strace -ff -y`, a file per thread: "pwrite64(5</dev/shm/x/n.0>, ""..., 4096, 0) = 4096". One file
-# per thread, so no call is split into "<unfinished ...>" and "<... resumed>" lines by another
-# thread's (with `-f` into one file, fio's helper threads did that on a loaded machine, and a
-# layout's write went uncounted: 61440 bytes of 65536)
+# `strace -ff -y` (tests/strace.py: a call and its result on one line): "pwrite64(5</dev/shm/x/n.0>,
+# ""..., 4096, 0) = 4096"
 CALL = re.compile(r"^(\w+)\(\d+<([^>]*)>(.*?)\)\s+= (-?\d+)")
 
 
 def traced(cwd: Path, argv: list[str]) -> tuple[int, Counter[tuple[str, str]], Counter[str]]:
     """exit code; (call, file name) -> calls; file name -> bytes written, for the job's files"""
-    out = cwd / "strace.txt"
-    p = subprocess.run(
-        [STRACE or "strace", "-ff", "-qq", "-y", "-s", "0", "-e", "signal=none", "-o", str(out), "-e",
-         "trace=read,pread64,write,pwrite64,fsync,fdatasync,fadvise64", *argv],
-        capture_output=True, text=True, timeout=60, cwd=cwd,
+    p, lines = straced(
+        argv, cwd / "strace.txt", "-qq", "-y", "-s", "0", "-e", "signal=none", "-e",
+        "trace=read,pread64,write,pwrite64,fsync,fdatasync,fadvise64", timeout=60, cwd=cwd,
     )  # fmt: skip
     calls: Counter[tuple[str, str]] = Counter()
     written: Counter[str] = Counter()
-    lines = [line for f in sorted(cwd.glob(f"{out.name}.*")) for line in f.read_text().splitlines()]
     for line in lines:
         m = CALL.match(line)
         if not m or not Path(m.group(2)).name.startswith("n."):
@@ -47,8 +44,6 @@ def traced(cwd: Path, argv: list[str]) -> tuple[int, Counter[tuple[str, str]], C
         calls[call.replace("pread64", "read").replace("pwrite64", "write"), name] += 1
         if call in ("write", "pwrite64"):
             written[name] += int(m.group(4))
-    for f in cwd.glob(f"{out.name}.*"):
-        f.unlink()
     return p.returncode, calls, written
 
 

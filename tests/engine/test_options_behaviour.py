@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.strace import STRACE, straced
+
 from .conftest import FIO_CLOCK, run_engine
 
 KiB = 1024
 MiB = 1024 * KiB
 
-STRACE = shutil.which("strace")
 needs_strace = pytest.mark.skipif(STRACE is None, reason="strace is not installed")
 
 # lines of `strace -ff -y` (the fd followed by its path): pread64(3</dev/shm/t.dat>, ""..., 4096, 8192) = 4096
@@ -39,30 +40,14 @@ def _strace(engine_bin: Path, out: Path, target: Path, *args: str) -> list[str]:
     """The engine's system calls on `target`, from `strace -ff -y` (one file per thread: no
     interleaved or `unfinished` lines; -y names each fd's file, which leaves out the dynamic
     loader's preads of shared libraries)."""
-    p = subprocess.run(
-        [
-            STRACE or "strace",
-            "-ff",
-            "-qq",
-            "-y",
-            "-s",
-            "0",
-            "-e",
-            "signal=none",
-            "-o",
-            str(out / "trace"),
-            "-e",
-            "trace=pread64,pwrite64,fadvise64,fsync,fdatasync",
-            str(engine_bin),
-            f"--filename={target}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
+    p, lines = straced(
+        [str(engine_bin), f"--filename={target}", *args],
+        out / "trace",
+        *("-qq", "-y", "-s", "0", "-e", "signal=none"),
+        *("-e", "trace=pread64,pwrite64,fadvise64,fsync,fdatasync"),
         timeout=60,
     )
     assert p.returncode == 0, p.stderr
-    lines = [ln for f in sorted(out.glob("trace.*")) for ln in f.read_text().splitlines()]
     return [ln for ln in lines if f"<{target.resolve()}>" in ln.split(",", 1)[0]]
 
 

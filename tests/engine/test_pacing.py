@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.strace import STRACE, straced
+
 from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
@@ -347,22 +349,19 @@ def test_steadystate_object_as_fio(engine_bin: Path, target: str) -> None:
 
 
 @needs_fio
-def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str) -> None:
-    strace = shutil.which("strace")
-    if not strace:
+def test_prio_prioclass_nice_set_as_fio(engine_bin: Path, target: str, scratch: Path) -> None:
+    if not STRACE:
         pytest.skip("strace not installed")
 
     def calls(*cmd: str) -> list[str]:
         # (--seccomp-bpf: the tracee stops only at the two calls traced, not at each of its I/Os)
-        p = subprocess.run(
-            [strace, "-f", "--seccomp-bpf", "-e", "trace=ioprio_set,setpriority", *cmd],
-            capture_output=True,
-            text=True,
-            timeout=60,
+        p, lines = straced(
+            list(cmd), scratch / "trace", "--seccomp-bpf", "-e", "trace=ioprio_set,setpriority", timeout=60
         )
+        assert p.returncode == 0, p.stderr
         return sorted(
-            line.split("] ", 1)[-1].split(" = ")[0]
-            for line in p.stderr.splitlines()
+            line.split(" = ")[0]
+            for line in lines
             if "ioprio_set(" in line or ("setpriority(" in line and f", {os.nice(0)})" not in line)
         )
 

@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
+from tests.strace import STRACE, straced
+
 from .conftest import FIO_CLOCK, run_engine
 
 FIO = shutil.which("fio")
-STRACE = shutil.which("strace")
 pytestmark = pytest.mark.skipif(not FIO or not STRACE, reason="needs Debian's fio and strace")
 
 MIB = 1 << 20
@@ -36,36 +37,21 @@ def data(scratch: Path) -> Path:
 
 def traced(cmd: list[str], target: Path, out: Path) -> tuple[list[tuple[str, int, int]], dict[str, Any]]:
     """(op, offset, length) of every pread64/pwrite64 on target, and the JSON document."""
-    log = out.with_suffix(".strace")
-    p = subprocess.run(
-        [
-            STRACE or "strace",
-            "-f",
-            "-qq",
-            "-s",
-            "0",
-            "-P",
-            str(target),
-            "-e",
-            "trace=pread64,pwrite64",
-            "-o",
-            str(log),
-            *cmd,
-        ],
-        capture_output=True,
-        text=True,
+    p, lines = straced(
+        cmd,
+        out.with_suffix(".strace"),
+        "-qq",
+        "-s",
+        "0",
+        "-P",
+        str(target),
+        "-e",
+        "trace=pread64,pwrite64",
         timeout=120,
     )
     assert p.returncode == 0, (cmd, p.stderr[-2000:])
     ios = []
-    for line in log.read_text().splitlines():
-        # threads interleave: "pread64(8,  <unfinished ...>",
-        # then "<... pread64 resumed>""..., 4096, 0) = 4096"
-        call = line.split(None, 1)[1] if " " in line else ""
-        if "<unfinished" in call:
-            continue
-        if call.startswith("<... "):
-            call = call[5:].replace(" resumed>", "(", 1)
+    for call in lines:
         if call.startswith(("pread64(", "pwrite64(")):
             args = call[call.index("(") + 1 : call.rindex(")")].split(", ")
             ios.append(("R" if call.startswith("pread") else "W", int(args[-1]), int(args[-2])))
@@ -122,23 +108,14 @@ SAME_SEQUENCE = [
 
 
 def traced_files(cmd: list[str], out: Path) -> tuple[dict[str, list[tuple[str, int, int]]], dict[str, Any]]:
-    """(op, offset, length) of every pread64/pwrite64 per file (strace -y names each call's file;
-    a call another thread interrupted ends on a line of its own: the two halves are joined), and
-    the JSON document."""
-    log = out.with_suffix(".strace")
-    trace = ["-f", "-qq", "-y", "-s", "0", "-e", "trace=pread64,pwrite64", "-o", str(log)]
-    p = subprocess.run([STRACE or "strace", *trace, *cmd], capture_output=True, text=True, timeout=120)
+    """(op, offset, length) of every pread64/pwrite64 per file (strace -y names each call's file),
+    and the JSON document."""
+    p, lines = straced(
+        cmd, out.with_suffix(".strace"), "-qq", "-y", "-s", "0", "-e", "trace=pread64,pwrite64", timeout=120
+    )
     assert p.returncode == 0, (cmd, p.stderr[-2000:])
     ios: dict[str, list[tuple[str, int, int]]] = {}
-    pending: dict[str, str] = {}
-    for line in log.read_text().splitlines():
-        pid, _, call = line.partition(" ")
-        call = call.strip()
-        if call.endswith("<unfinished ...>"):
-            pending[pid] = call[: -len("<unfinished ...>")].rstrip()
-            continue
-        if call.startswith("<... "):
-            call = pending.pop(pid) + call[call.index("resumed>") + len("resumed>") :]
+    for call in lines:
         if not call.startswith(("pread64(", "pwrite64(")):
             continue
         path = call[call.index("<") + 1 : call.index(">,")]
@@ -556,35 +533,17 @@ def loopdev(scratch: Path) -> Iterator[tuple[str, Path]]:
 def discards(cmd: list[str], dev: str, out: Path) -> tuple[list[tuple[str, int, int]], dict[str, Any]]:
     """(op, offset, length) of every BLKDISCARD and pwrite64 on dev, and the JSON document. Run in
     out's directory: fio leaves its verify state file (local-j-0-verify.state) in the working one."""
-    log = out.with_suffix(".strace")
-    p = subprocess.run(
-        [
-            STRACE or "strace",
-            "-f",
-            "-qq",
-            "-s",
-            "0",
-            "-P",
-            dev,
-            "-e",
-            "trace=ioctl,pwrite64",
-            "-o",
-            str(log),
-            *cmd,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=out.parent,
-    )
+    p, lines = straced(
+        cmd, out.with_suffix(".strace"), "-qq", "-s", "0", "-P", dev, "-e", "trace=ioctl,pwrite64",
+        timeout=120, cwd=out.parent,
+    )  # fmt: skip
     assert p.returncode == 0, (cmd, p.stderr[-2000:])
     ios = []
-    for line in log.read_text().splitlines():
-        call = line.split(None, 1)[1] if " " in line else ""
+    for call in lines:
         if call.startswith("ioctl(") and "BLKDISCARD, [" in call:
             a, b = call[call.index("[") + 1 : call.index("]")].split(", ")
             ios.append(("T", int(a), int(b)))
-        elif call.startswith("pwrite64(") and "<unfinished" not in call:
+        elif call.startswith("pwrite64("):
             args = call[call.index("(") + 1 : call.rindex(")")].split(", ")
             ios.append(("W", int(args[-1]), int(args[-2])))
     return ios, json.loads(p.stdout[p.stdout.index("{") :])

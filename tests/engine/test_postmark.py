@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.strace import STRACE, straced
+
 from .conftest import run_engine
 from .filemode import listing, signal_after_progress
 
@@ -162,16 +164,18 @@ def test_same_seed_same_run_and_another_seed_differs(engine_bin: Path, scratch: 
 
 # ---- the same sequence as Debian's postmark ----
 
-_OPEN = re.compile(r'^\d+\s+openat\(.*?, "[^"]*", ([A-Z_|]+)(?:, \d+)?\) = \d+<([^>]*)>')
-_UNLINK_ABS = re.compile(r'^\d+\s+unlink\("([^"]+)"\) = 0')
-_UNLINKAT = re.compile(r'^\d+\s+unlinkat\(\d+<([^>]*)>, "([^"]+)", 0\) = 0')
+# lines of `strace -ff -y` (tests/strace.py: a call and its result on one line)
+_OPEN = re.compile(r'^openat\(.*?, "[^"]*", ([A-Z_|]+)(?:, \d+)?\) = \d+<([^>]*)>')
+_UNLINK_ABS = re.compile(r'^unlink\("([^"]+)"\) = 0')
+_UNLINKAT = re.compile(r'^unlinkat\(\d+<([^>]*)>, "([^"]+)", 0\) = 0')
+TRACE = ("-y", "-e", "trace=openat,unlink,unlinkat")
 
 
-def file_ops(trace: Path, directory: Path) -> list[tuple[str, str]]:
+def file_ops(trace: list[str], directory: Path) -> list[tuple[str, str]]:
     """(create|read|append|delete, path relative to the directory) in the order they happened."""
     prefix = str(directory) + "/"
     ops: list[tuple[str, str]] = []
-    for line in trace.read_text().splitlines():
+    for line in trace:
         m = _OPEN.match(line)
         if m:
             flags, path = m.group(1), m.group(2)
@@ -238,7 +242,6 @@ def test_sequence_equals_debian_postmark(engine_bin: Path, scratch: Path, extra:
         pytest.skip(
             "Debian's postmark is not installed (apt-get install postmark; scripts/install-system-deps.sh)"
         )
-    strace = shutil.which("strace")
     ours_dir, theirs_dir = scratch / "ours", scratch / "theirs"
     ours_dir.mkdir()
     theirs_dir.mkdir()
@@ -247,15 +250,14 @@ def test_sequence_equals_debian_postmark(engine_bin: Path, scratch: Path, extra:
     theirs_cfg.write_text(theirs_cfg.read_text().replace("/ignored", str(theirs_dir)))
     ours_cfg = command_file(scratch / "ours.cfg", **params)  # type: ignore[arg-type]
 
-    trace_args = ["-f", "-y", "-e", "trace=openat,unlink,unlinkat"]
-    theirs_cmd = [postmark, str(theirs_cfg)]
-    ours_cmd = [str(engine_bin), f"--postmark={ours_cfg}", f"--directory={ours_dir}"]
-    if strace:
-        theirs_cmd = [strace, *trace_args, "-o", str(scratch / "theirs.trace"), *theirs_cmd]
-        ours_cmd = [strace, *trace_args, "-o", str(scratch / "ours.trace"), *ours_cmd]
-    t = subprocess.run(theirs_cmd, capture_output=True, text=True, timeout=120, cwd=theirs_dir)
+    def run(cmd: list[str], name: str, **kw: Any) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        if not STRACE:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw), []
+        return straced(cmd, scratch / name, *TRACE, timeout=120, **kw)
+
+    t, theirs_trace = run([postmark, str(theirs_cfg)], "theirs.trace", cwd=theirs_dir)
     assert t.returncode == 0, t.stderr
-    o = subprocess.run(ours_cmd, capture_output=True, text=True, timeout=120)
+    o, ours_trace = run([str(engine_bin), f"--postmark={ours_cfg}", f"--directory={ours_dir}"], "ours.trace")
     assert o.returncode == 0, o.stderr
     theirs = postmark_report(t.stdout)
     ours = json.loads(o.stdout)["postmark"]
@@ -266,9 +268,9 @@ def test_sequence_equals_debian_postmark(engine_bin: Path, scratch: Path, extra:
     # PostMark keeps byte counts in a float and prints them with scalef(): the same text
     assert scalef(ours["bytes_read"]) == theirs["data"]["read"]
     assert scalef(ours["bytes_written"]) == theirs["data"]["written"]
-    if strace:
-        seq_theirs = file_ops(scratch / "theirs.trace", theirs_dir)
-        seq_ours = file_ops(scratch / "ours.trace", ours_dir)
+    if STRACE:
+        seq_theirs = file_ops(theirs_trace, theirs_dir)
+        seq_ours = file_ops(ours_trace, ours_dir)
         assert (
             len(seq_ours)
             == ours["files_created"]
@@ -456,8 +458,8 @@ def test_sigint_stops_and_cleans_up(engine_bin: Path, scratch: Path) -> None:
 
 def test_out_of_files_same_sequence_as_debian_postmark(engine_bin: Path, scratch: Path) -> None:
     """Deletes outrun creates: both tools stop at the same transaction ("out of files!")."""
-    postmark, strace = shutil.which("postmark"), shutil.which("strace")
-    if not postmark or not strace:
+    postmark = shutil.which("postmark")
+    if not postmark or not STRACE:
         pytest.skip("needs Debian's postmark and strace (scripts/install-system-deps.sh)")
     ours_dir, theirs_dir = scratch / "ours", scratch / "theirs"
     ours_dir.mkdir()
@@ -467,20 +469,14 @@ def test_out_of_files_same_sequence_as_debian_postmark(engine_bin: Path, scratch
     theirs_cfg = command_file(scratch / "theirs.cfg", **params)
     theirs_cfg.write_text(theirs_cfg.read_text().replace("/ignored", str(theirs_dir)))
     ours_cfg = command_file(scratch / "ours.cfg", **params)
-    trace_args = ["-f", "-y", "-e", "trace=openat,unlink,unlinkat"]
-    t = subprocess.run(
-        [strace, *trace_args, "-o", str(scratch / "theirs.trace"), postmark, str(theirs_cfg)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=theirs_dir,
+    t, theirs_trace = straced(
+        [postmark, str(theirs_cfg)], scratch / "theirs.trace", *TRACE, timeout=120, cwd=theirs_dir
     )
     assert "out of files!" in t.stdout
-    o = subprocess.run(
-        [strace, *trace_args, "-o", str(scratch / "ours.trace")]
-        + [str(engine_bin), f"--postmark={ours_cfg}", f"--directory={ours_dir}"],
-        capture_output=True,
-        text=True,
+    o, ours_trace = straced(
+        [str(engine_bin), f"--postmark={ours_cfg}", f"--directory={ours_dir}"],
+        scratch / "ours.trace",
+        *TRACE,
         timeout=120,
     )
     assert o.returncode == 0, o.stderr
@@ -488,7 +484,7 @@ def test_out_of_files_same_sequence_as_debian_postmark(engine_bin: Path, scratch
     p = json.loads(o.stdout)["postmark"]
     assert p["out_of_files"] is True and 0 < p["transactions"] < 500
     assert p["files_deleted"] == p["files_created"] and p["files_deleted_alone"] == 0
-    assert file_ops(scratch / "ours.trace", ours_dir) == file_ops(scratch / "theirs.trace", theirs_dir)
+    assert file_ops(ours_trace, ours_dir) == file_ops(theirs_trace, theirs_dir)
     assert list(ours_dir.iterdir()) == []
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.strace import straced
+
 from .conftest import FIO_CLOCK, fio_jobs_made_once, run_engine
 from .filemode import Unavailable, small_tmpfs
 
@@ -74,15 +76,10 @@ def shape(doc: dict[str, Any]) -> list[tuple[str, int, int, int]]:
 @pytest.mark.parametrize(("value", "flag"), [("1", "O_SYNC"), ("sync", "O_SYNC"), ("dsync", "O_DSYNC")])
 def test_sync_opens_as_fio(engine_bin: Path, scratch: Path, value: str, flag: str) -> None:
     def opens(cmd: list[str], path: Path) -> set[str]:
-        log = scratch / "strace.txt"
-        subprocess.run(
-            ["strace", "-f", "-e", "trace=openat", "-o", str(log), *cmd],
-            capture_output=True,
-            check=True,
-            timeout=60,
-        )
+        p, lines = straced(cmd, scratch / "strace.txt", "-e", "trace=openat", timeout=60)
+        assert p.returncode == 0, p.stderr
         flags = set()
-        for line in log.read_text().splitlines():
+        for line in lines:
             if f'"{path}"' in line and "O_RDWR" in line:
                 flags |= set(re.findall(r"O_[A-Z]+", line))
         return flags

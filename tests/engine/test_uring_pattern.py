@@ -7,32 +7,26 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.strace import STRACE, straced
+
 from .conftest import FIO_CLOCK
 
 FIO = shutil.which("fio")
-STRACE = shutil.which("strace")
 ENTER = re.compile(r"io_uring_enter\(\d+, (\d+), (\d+),")
 IOS = 2000
 
 
 def enters(cmd: list[str], out: Path) -> list[tuple[int, int]]:
     """(to_submit, min_complete) of each io_uring_enter the command makes."""
-    assert STRACE
-    p = subprocess.run(
-        [STRACE, "-f", "-qq", "-e", "trace=io_uring_enter", "-o", str(out), *cmd],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p, lines = straced(cmd, out, "-qq", "-e", "trace=io_uring_enter", timeout=60)
     if p.returncode == 77:
         pytest.skip("io_uring is not built in or not allowed here")
     assert p.returncode == 0, p.stderr
-    return [(int(m[1]), int(m[2])) for m in ENTER.finditer(out.read_text())]
+    return [(int(m[1]), int(m[2])) for m in ENTER.finditer("\n".join(lines))]
 
 
 @pytest.mark.skipif(FIO is None or STRACE is None, reason="needs Debian's fio and strace")
