@@ -142,23 +142,12 @@ tests/oidc/provider/node_modules/.installed: tests/oidc/provider/package.json te
 	cd tests/oidc/provider && npm ci --no-audit --no-fund --loglevel=error --prefer-offline
 	@touch $@
 
-# promtool, caddy and helm: the deployment tests (tests/deploy) and the several-API-process topology
-# of the load smoke test (scripts/install-ops-test-tools.sh; helm is built once per machine, ADR 0042)
+# promtool, caddy and docker-compose v2: the deployment tests (tests/deploy, tests/test_deploy.py) and
+# the several-API-process topology of the load smoke test (scripts/install-ops-test-tools.sh; helm
+# itself is a library in the tests, helm-python-sdk from the lock: ADR 0057)
 .PHONY: ops-test-tools
 ops-test-tools:
 	@bash scripts/install-ops-test-tools.sh
-
-# helm, built from its Go module (~7 CPU-minutes cold, so not part of make test: tests/deploy/test_helm.py
-# checks the committed rendering without it), and that rendering written again after a chart change,
-# with the digest of the chart it was rendered from (without helm, the tests compare it with the chart's)
-.PHONY: helm helm-render
-helm:
-	@bash scripts/install-ops-test-tools.sh helm
-helm-render: helm deps-py
-	helm template iowatt deploy/helm/iowatt --values deploy/helm/iowatt/ci/test-values.yaml \
-		--kube-version 1.30.0 > deploy/helm/rendered-test-values.yaml
-	$(BIN)/python -c 'from tests.deploy.test_helm import chart_digest; print(chart_digest(), "deploy/helm/iowatt")' \
-		> deploy/helm/rendered-test-values.sha256
 
 engine: deps-system-run
 	$(MAKE) -C agent/engine -j$(BUILD_JOBS)

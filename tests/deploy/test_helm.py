@@ -1,22 +1,22 @@
-"""deploy/helm/iowatt (issue 30): `helm lint` passes, and the manifests `helm template` renders are
-valid Kubernetes objects (kubernetes-validate: the API's own OpenAPI schemas, shipped with the
+"""deploy/helm/iowatt (issue 30): `helm lint --strict` passes, and the manifests the chart renders
+are valid Kubernetes objects (kubernetes-validate: the API's own OpenAPI schemas, shipped with the
 package, so nothing is fetched) with the asked-for topology: the API as a Deployment of N replicas
 behind a Service and an Ingress with TLS, workers as their own Deployment, beat a singleton that is
 never two, the migrations a Job run as a hook before install and upgrade, PostgreSQL and Redis
 external through a Secret, and the server's containers unprivileged.
 
-helm is built from its Go module (no release binary can be fetched here): ~7 CPU-minutes cold, far
-beyond `make test`'s set-up, so `make test` does not build it (`make helm` does; ADR 0042). Without
-helm the checks run on `deploy/helm/rendered-test-values.yaml`, what `helm template` renders from
-the test values, committed; with helm (`make helm`) they run on a fresh rendering, which must be
-that file byte for byte (`make helm-render` writes it), and `helm lint` and the refusals run too."""
+Lint and rendering are Helm's own code, its Go SDK (helm.sh/helm/v4) as a library: PyPI's
+helm-python-sdk, a test dependency in the lock (ADR 0057). `helm_python.lint` is `helm lint`'s
+action (action.Lint, with --strict, --values and --kube-version); `Chart.render` is the template
+engine `helm template` runs (engine.Render), which returns each template's text instead of `helm
+template`'s one stream (sorted by kind, hooks last): the tests read the same objects. So every run,
+CI's included, lints and renders the chart as it is; nothing rendered is committed."""
 
-import hashlib
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
+import helm_python as helm
 import pytest
 import yaml
 
@@ -29,76 +29,91 @@ VALUES = CHART / "ci" / "test-values.yaml"
 K8S_VERSION = "1.30.0"  # a version kubernetes-validate ships schemas for (and the chart's floor is 1.25)
 
 
-RENDERED = Path(REPO) / "deploy" / "helm" / "rendered-test-values.yaml"
-# what RENDERED was rendered from (chart_digest), written with it by `make helm-render`: without
-# helm (make test, CI) a chart changed after its rendering is still caught
-RENDERED_FROM = Path(REPO) / "deploy" / "helm" / "rendered-test-values.sha256"
-HELM = shutil.which("helm")
-needs_helm = pytest.mark.skipif(
-    HELM is None, reason="helm is not built here (make helm: ~7 CPU-minutes cold; ADR 0042)"
-)
+def ci_values() -> dict[str, Any]:
+    """ci/test-values.yaml as `helm --values` reads it (Helm's YAML reader, not PyYAML's)."""
+    values: dict[str, Any] = helm.values_from_yaml(VALUES.read_text())
+    return values
 
 
-def helm(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = HELM
-    assert exe, "helm is missing: make helm builds it (scripts/install-ops-test-tools.sh helm)"
-    env = {"HOME": "/nonexistent", "HELM_CACHE_HOME": "/tmp/iowatt-helm/cache",
-           "HELM_CONFIG_HOME": "/tmp/iowatt-helm/config", "HELM_DATA_HOME": "/tmp/iowatt-helm/data",
-           "PATH": "/usr/bin:/bin"}  # fmt: skip
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, env=env)
+def merged(values: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`--values` then `--set`: the overrides win, maps merged key by key."""
+    out = dict(values)
+    for k, v in overrides.items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
-def render(*extra: str) -> list[dict[str, Any]]:
-    args = ["--values", str(VALUES), "--kube-version", K8S_VERSION, *extra]
-    out = helm("template", "iowatt", str(CHART), *args)
-    assert out.returncode == 0, out.stderr
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+def render(values: dict[str, Any] | None, chart: Path = CHART) -> list[dict[str, Any]]:
+    """The chart's objects as `helm template iowatt CHART` renders them with these values; a
+    template that fails (`required`, `fail`, a syntax error) raises helm_python.HelmError with
+    Helm's message."""
+    with helm.Chart.load(str(chart)) as c:
+        texts = c.render(values, name="iowatt")
+    return [
+        d
+        for path, text in sorted(texts.items())
+        if path.endswith(".yaml")
+        for d in yaml.safe_load_all(text)
+        if d
+    ]
 
 
-def rendered_text() -> str:
-    """What `helm template` renders from the test values: freshly with helm, else the committed
-    rendering."""
-    if HELM is None:
-        return RENDERED.read_text()
-    args = ["--values", str(VALUES), "--kube-version", K8S_VERSION]
-    out = helm("template", "iowatt", str(CHART), *args)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
-
-
-def chart_digest() -> str:
-    """SHA-256 over every file of the chart (the test values included), by path, and the
-    Kubernetes version: what `helm template` renders RENDERED from."""
-    h = hashlib.sha256(f"kube-version {K8S_VERSION}\n".encode())
-    for p in sorted(q for q in CHART.rglob("*") if q.is_file()):
-        h.update(f"{p.relative_to(CHART)} {hashlib.sha256(p.read_bytes()).hexdigest()}\n".encode())
-    return h.hexdigest()
+def lint(chart: Path = CHART) -> dict[str, Any]:
+    """`helm lint CHART --strict --values ci/test-values.yaml --kube-version K8S_VERSION`: a report
+    whose `errors` are what makes the CLI say "1 chart(s) failed" (with --strict, warnings too)."""
+    report: dict[str, Any] = helm.lint(str(chart), ci_values(), strict=True, kube_version=f"v{K8S_VERSION}")
+    return report
 
 
 @pytest.fixture(scope="module")
 def manifests() -> Manifests:
-    docs = [d for d in yaml.safe_load_all(rendered_text()) if d]
-    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    return {(d["kind"], d["metadata"]["name"]): d for d in render(ci_values())}
 
 
-def test_the_committed_rendering_is_of_this_chart() -> None:
-    """Without helm the checks below read the committed rendering: it must be of the chart as it
-    is (a template changed without `make helm-render` went unnoticed where helm is not built)."""
-    assert RENDERED_FROM.read_text().split()[0] == chart_digest(), (
-        "deploy/helm/iowatt changed since rendered-test-values.yaml was written: make helm-render"
-    )
-
-
-@needs_helm
-def test_the_committed_rendering_is_what_helm_renders() -> None:
-    assert rendered_text() == RENDERED.read_text(), "the chart changed: make helm-render"
-
-
-@needs_helm
 def test_helm_lint_passes() -> None:
-    out = helm("lint", str(CHART), "--strict", "--values", str(VALUES), "--kube-version", K8S_VERSION)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "0 chart(s) failed" in out.stdout
+    report = lint()
+    assert report["total_charts_linted"] == 1
+    assert report["errors"] == [], report["messages"]
+
+
+@pytest.mark.parametrize(
+    ("template", "old", "new", "says"),
+    [
+        # a template error: an unknown function (parse) and an unknown named template (execution)
+        (
+            "beat.yaml",
+            'include "iowatt.fullname" .',
+            'include "iowatt.fullname" . | upcase',
+            'function "upcase" not defined',
+        ),
+        (
+            "beat.yaml",
+            'include "iowatt.fullname" .',
+            'include "iowatt.fullname2" .',
+            'no template "iowatt.fullname2"',
+        ),
+        # a lint error: an object whose name Kubernetes refuses (a warning, an error with --strict)
+        (
+            "worker.yaml",
+            'name: {{ include "iowatt.fullname" . }}-worker\n',
+            "name: Iowatt_Worker\n",
+            "RFC 1123",
+        ),
+        # a rendered document that is not YAML
+        ("ingress.yaml", "spec:\n", "spec: [\n", "unable to parse YAML"),
+    ],
+)
+def test_helm_lint_fails_on_a_broken_chart(
+    tmp_path: Path, template: str, old: str, new: str, says: str
+) -> None:
+    """The lint can fail: the chart copied and broken in one place."""
+    chart = Path(shutil.copytree(CHART, tmp_path / "iowatt"))
+    path = chart / "templates" / template
+    text = path.read_text()
+    assert old in text, f"{template} changed: give this test another place to break"
+    path.write_text(text.replace(old, new, 1))
+    errors = lint(chart)["errors"]
+    assert any(says in e for e in errors), errors
 
 
 def test_rendered_manifests_are_valid_kubernetes_objects(manifests: Manifests) -> None:
@@ -181,17 +196,27 @@ def test_secrets_come_from_a_secret_and_containers_are_unprivileged(
     assert secret["stringData"]["database-url"].startswith("postgresql+psycopg://")
 
 
-@needs_helm
-def test_existing_secrets_replace_the_charts_and_missing_values_are_refused(tmp_path: Path) -> None:
-    names = "--set=database.existingSecret=db,redis.existingSecret=rd,secretKey.existingSecret=sk"
-    docs = render(names)
+def test_existing_secrets_replace_the_charts_and_missing_values_are_refused() -> None:
+    names = {
+        "database": {"existingSecret": "db"},
+        "redis": {"existingSecret": "rd"},
+        "secretKey": {"existingSecret": "sk"},
+    }
+    docs = render(merged(ci_values(), names))
     assert not [d for d in docs if d["kind"] == "Secret"]
     api = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "iowatt-api")
     env = {e["name"]: e for e in _container(api)["env"]}
     assert env["IOWATT_DATABASE_URL"]["valueFrom"]["secretKeyRef"]["name"] == "db"
     assert env["IOWATT_SECRET_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "sk"
-    # without the values file: publicUrl, the URLs and the key are required, with a message
-    out = helm("template", "iowatt", str(CHART))
-    assert out.returncode != 0 and "is required" in out.stderr, out.stderr
-    short = helm("template", "iowatt", str(CHART), "--values", str(VALUES), "--set", "secretKey.value=short")
-    assert short.returncode != 0 and "at least 32 characters" in short.stderr
+    # without the values file: publicUrl, the URLs and the key are required, with a message (helm
+    # lint only warns of a missing `required` value: the rendering is what refuses it)
+    with pytest.raises(helm.HelmRenderError, match="is required"):
+        render(None)
+    without_db = ci_values()
+    del without_db["database"]
+    with pytest.raises(
+        helm.HelmRenderError, match=r"database\.url \(or database\.existingSecret\) is required"
+    ):
+        render(without_db)
+    with pytest.raises(helm.HelmRenderError, match="at least 32 characters"):
+        render(merged(ci_values(), {"secretKey": {"value": "short"}}))
