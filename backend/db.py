@@ -42,6 +42,20 @@ def get_sessionmaker() -> sessionmaker[Session]:
     return sessionmaker(bind=get_engine(), expire_on_commit=False)
 
 
+def unreachable(exc: BaseException) -> bool:
+    """The error is the database being out of reach (connection refused or lost, the server
+    shutting down or starting), not a statement's error: the API answers it 503
+    `database_unavailable`."""
+    from sqlalchemy.exc import OperationalError
+
+    if not isinstance(exc, OperationalError):
+        return False
+    state = getattr(exc.orig, "sqlstate", None)
+    # psycopg's connection errors carry no SQLSTATE; 08: connection exception; 57P01-57P03: admin
+    # or crash shutdown, cannot connect now
+    return exc.connection_invalidated or state is None or state.startswith(("08", "57P"))
+
+
 @contextmanager
 def unit_of_work() -> Iterator[Session]:
     """A transaction for code outside a request (tasks, CLI): commit on success."""

@@ -31,7 +31,7 @@ from backend.carbon.router import router as carbon_router
 from backend.comment.router import router as comment_router
 from backend.compare.router import router as compare_router
 from backend.config import get_settings
-from backend.db import unit_of_work
+from backend.db import unit_of_work, unreachable
 from backend.device.router import router as device_router
 from backend.environment.router import router as environment_router
 from backend.erase.router import router as erase_router
@@ -117,8 +117,21 @@ def _http_handler(_: Request, exc: StarletteHTTPException) -> JSONResponse:
 
 def _unhandled_handler(request: Request, exc: Exception) -> JSONResponse:
     """A bug: our JSON shape (never Starlette's plain text), with the request id to find the
-    traceback in the log. Runs outside RequestLogMiddleware, so it sets the header itself."""
+    traceback in the log; or the database out of reach: 503 `database_unavailable` with
+    Retry-After. Runs outside RequestLogMiddleware, so it sets the header itself."""
     request_id = request_id_of(request.scope)
+    if unreachable(exc):  # not a bug: PostgreSQL is down or restarting
+        log.warning("http.database_unavailable", error=str(exc).splitlines()[0][:300], request_id=request_id)
+        return JSONResponse(
+            status_code=503,
+            content={
+                "error": "database_unavailable",
+                "message": "the database cannot be reached; try again shortly",
+                "detail": None,
+                "request_id": request_id,
+            },
+            headers={"Retry-After": "5", **({REQUEST_ID_HEADER: request_id} if request_id else {})},
+        )
     log.error("http.unhandled", error=f"{type(exc).__name__}: {str(exc)[:300]}", request_id=request_id)
     return JSONResponse(
         status_code=500,

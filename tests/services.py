@@ -112,6 +112,7 @@ class Postgres:
     port: int
     root: Path
     template: str = ""  # set once TEMPLATE is migrated
+    options: str = ""  # the server's command-line options (pg_ctl -o), which start() gives again
 
     def url(self, db: str) -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{db}"
@@ -150,22 +151,23 @@ class Postgres:
     def restart(self, mode: str = "fast") -> float:
         """`pg_ctl restart -m fast` (the options of the first start are kept): every connection is
         ended, as an operator's restart or a failover does. Returns the seconds it took."""
+        return self._pg_ctl("-m", mode, "restart")
+
+    def stop(self) -> float:
+        """`pg_ctl stop -m fast`: down until `start()` (an outage, not a restart)."""
+        return self._pg_ctl("-m", "fast", "stop")
+
+    def start(self) -> float:
+        """`pg_ctl start` after `stop()`, with the options of the first start (a restart reads
+        them from postmaster.opts; a start does not)."""
+        return self._pg_ctl("-o", self.options, "start")
+
+    def _pg_ctl(self, *args: str) -> float:
         t0 = time.monotonic()
         data = self.root / "data"
+        ctl = [str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(data / "server.log"), "-w"]
         subprocess.run(
-            _as_pg_user(
-                [
-                    str(PG_BIN / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(data / "server.log"),
-                    "-m",
-                    mode,
-                    "-w",
-                    "restart",
-                ]
-            ),
+            _as_pg_user([*ctl, *args]),
             check=True,
             stdout=subprocess.DEVNULL,  # the server must not hold a pipe of ours open
             stderr=subprocess.DEVNULL,
@@ -329,7 +331,7 @@ def postgres() -> Iterator[Postgres]:
         capture_output=True,
     )
     try:
-        yield Postgres(port=port, root=root, template=TEMPLATE if migrated else "")
+        yield Postgres(port=port, root=root, template=TEMPLATE if migrated else "", options=opts)
     finally:
         subprocess.run(
             _as_pg_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),

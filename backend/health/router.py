@@ -1,5 +1,13 @@
 """Liveness and dependencies: database, Redis, and when a Celery worker was last seen.
 
+`GET /health/live` is the process's liveness alone: 200 as soon as the process answers HTTP,
+reading nothing (no database, no Redis), in the control lane (never waits behind page reads).
+Load balancers and probes that decide whether to send this process requests (Caddy's active
+health check, Kubernetes' liveness and readiness probes) ask it: when PostgreSQL is down, every
+process is equally unable to read it, and taking them all out of rotation would turn the API's
+own 503 `database_unavailable` (JSON, with a request id) into the proxy's bare error, and the UI,
+which needs no database, into nothing at all (docs/operations.md § Health checks).
+
 The worker is "down" when its liveness beat (a thread of each worker writes the time to
 `WORKER_SEEN_KEY` every 5 s, worker/observe.py) is older than `WORKER_STALE_S`, so a dead
 worker shows within about 12 s, with the age of its last beat.
@@ -75,6 +83,12 @@ def _token_is_valid(factory: sessionmaker[Session], raw: str) -> bool:
         return False
     except Exception:  # noqa: BLE001 - the database is down: the caller gets the anonymous answer
         return False
+
+
+@router.get("/health/live", response_model=HealthStatus)
+def health_live() -> HealthStatus:
+    """`{"status": "ok"}` whenever this process answers: reads neither the database nor Redis."""
+    return HealthStatus(status="ok")
 
 
 @router.get(

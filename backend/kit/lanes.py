@@ -2,11 +2,11 @@
 time per API process (docs/adr/0056-the-control-lane-ahead-of-page-reads.md).
 
 Every route says which lane it is in where it is declared, with one of two dependencies: `CONTROL`
-(the agents' protocol, the writes that put work on the queue or take it off, /health, /metrics) or
-`BULK` (everything else: users' page reads above all). A router whose routes are all of one lane
-declares it once (`APIRouter(dependencies=[BULK])`); a router with both declares it per route.
-tests/backend/test_lanes.py fails on a route with no lane or two, and on an agent's route in the bulk
-lane.
+(the agents' protocol, the writes that put work on the queue or take it off, /health,
+/health/live, /metrics) or `BULK` (everything else: users' page reads above all). A router whose
+routes are all of one lane declares it once (`APIRouter(dependencies=[BULK])`); a router with
+both declares it per route. tests/backend/test_lanes.py fails on a route with no lane or two, and
+on an agent's route in the bulk lane.
 
 The bulk lane: at most `IOWATT_BULK_CONCURRENCY` bulk requests of one API process run at a time
 (0: no limit). The others wait first come, first served, on the event loop: no thread, no database

@@ -145,3 +145,6 @@ def test_health_says_unknown_when_redis_is_down_and_down_when_never_seen(
         r.stop()
         w = _worker_check(c, u.headers)
         assert w["status"] == "unknown" and w["ok"] is False
+        # liveness reads neither Redis nor the database (tests/faults scenario 6 stops PostgreSQL)
+        live = c.get("/api/v1/health/live")
+        assert (live.status_code, live.json()) == (200, {"status": "ok"})

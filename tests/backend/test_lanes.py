@@ -77,6 +77,7 @@ def test_every_route_has_one_lane_and_the_agents_protocol_is_the_control_lane(
         "POST /api/v1/run-groups/{group_id}/cancel",
         "POST /api/v1/campaigns",
         "GET /api/v1/health",
+        "GET /api/v1/health/live",
         "GET /metrics",
     }
     assert lane["GET /api/v1/runs"] is Lane.BULK and lane["GET /api/v1/compare"] is Lane.BULK

@@ -172,6 +172,11 @@ def test_the_topology(manifests: Manifests) -> None:
     assert ing["spec"]["tls"] == [{"hosts": ["iowatt.example.com"], "secretName": "iowatt-tls"}]
     path = ing["spec"]["rules"][0]["http"]["paths"][0]
     assert path["backend"]["service"]["name"] == "iowatt-api"
+    # probed on liveness (the process answers), not on /api/v1/health, which is 503 in every pod at
+    # once while PostgreSQL is down and would take them all out of the Service
+    api_c = _container(api)
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert api_c[probe]["httpGet"]["path"] == "/api/v1/health/live", probe
     # scraped per pod, as deploy/monitoring expects
     assert api["spec"]["template"]["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
 

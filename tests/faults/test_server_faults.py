@@ -14,11 +14,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from bench.load.topology import CADDYFILE
 from tests.faults.conftest import (
     GROUP,
     Rig,
@@ -509,6 +511,64 @@ def test_6_postgres_fast_restart_during_runs_uploads_and_dispatch(r: Rig) -> Non
     assert ask_each_process(r, "/api/v1/runs?limit=5") == dict.fromkeys(r.s.members("api"), 200)
     # a task that met the restart retried it (worker/observe.py) instead of failing
     assert '"task.failed"' not in events, [line for line in events.splitlines() if "task.failed" in line]
+
+
+def _health_checks_of(r: Rig, marks: dict[Path, int], uri: str) -> dict[str, int]:
+    """How many requests to `uri` each API process logged after `marks` ({name: count})."""
+    counts = {}
+    for log, offset in marks.items():
+        with log.open("rb") as f:
+            f.seek(offset)
+            lines = f.read().splitlines()
+        counts[log.stem] = sum(1 for line in lines if b'"http.request"' in line and _route_of(line) == uri)
+    return counts
+
+
+def _route_of(line: bytes) -> str | None:
+    try:
+        return str(json.loads(line).get("route"))
+    except ValueError:
+        return None
+
+
+def test_6_postgres_down_the_api_answers_its_own_503_through_caddy(r: Rig) -> None:
+    """PostgreSQL stopped (an outage, not a restart): every API process answers /health 503 at
+    once, so a proxy that checks /health takes them all out of rotation, and users got Caddy's bare
+    answer after lb_try_duration instead of the API's. Caddy checks liveness (the Caddyfile's
+    health_uri): once it has checked each process during the outage, a request through it gets
+    the API's own JSON 503 `database_unavailable` with Retry-After and a request id, at once."""
+    uri = re.search(r"^\s*health_uri\s+(\S+)", CADDYFILE.read_text(), re.M)
+    assert uri, "deploy/caddy/several-apis.Caddyfile has no health_uri"
+    headers = {"Authorization": f"Bearer {r.s.token}"}
+    r.pg.stop()
+    try:
+        # each process itself: readiness says down, liveness says it answers
+        assert ask_each_process(r, "/api/v1/health") == dict.fromkeys(r.s.members("api"), 503)
+        assert ask_each_process(r, "/api/v1/health/live") == dict.fromkeys(r.s.members("api"), 200)
+        logs = [r.s.logs / f"{name}.log" for name in r.s.members("api")]
+        marks = {log: log.stat().st_size for log in logs}
+        # Caddy's active health check (every 5 s) has asked each process since the database went
+        took = r.until(
+            f"Caddy's health check ({uri[1]}) of each API process",
+            lambda: all(n > 0 for n in _health_checks_of(r, marks, uri[1]).values()),
+            20,
+        )
+        t0 = time.monotonic()
+        got = httpx.get(f"{r.s.url}/api/v1/runs", headers=headers, timeout=30, verify=TLS)
+        answered_s = time.monotonic() - t0
+        assert got.status_code == 503, (got.status_code, got.text)
+        assert got.headers.get("content-type", "").startswith("application/json"), (got.headers, got.text)
+        body = got.json()
+        assert body["error"] == "database_unavailable" and body["request_id"], body
+        assert got.headers["Retry-After"] == "5" and got.headers["X-Request-ID"] == body["request_id"]
+        assert answered_s < 5, f"{answered_s:.1f} s: Caddy looked for a healthy process first"
+        health = httpx.get(f"{r.s.url}/api/v1/health", timeout=30, verify=TLS)
+        assert (health.status_code, health.json()) == (503, {"status": "down"})
+    finally:
+        started = r.pg.start()
+    report("6 PostgreSQL down", health_checked_s=took, answered_s=answered_s, start_s=started)
+    r.until("the API answers from the database again", lambda: ask_each_process(r, "/api/v1/runs?limit=1")
+            == dict.fromkeys(r.s.members("api"), 200), 30)  # fmt: skip
 
 
 def test_8_duplicate_and_concurrent_re_uploads_are_idempotent(r: Rig) -> None:

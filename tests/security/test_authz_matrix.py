@@ -41,6 +41,7 @@ MATRIX_TERSE = (
 #    one belong to team A)
 EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/health":                         (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
+    "GET /api/v1/health/live":                    (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     # login ignores any bearer token: the body's credentials decide
     "POST /api/v1/auth/login":                    (OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK),
     # logout ends a browser session; the principals hold personal API tokens, which it refuses (409)

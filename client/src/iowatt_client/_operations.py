@@ -74,6 +74,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "get_workload": ("GET", "/api/v1/workloads/{workload_id}", ()),
     "grid_intensities": ("GET", "/api/v1/carbon/grid-intensities", ()),
     "health": ("GET", "/api/v1/health", ()),
+    "health_live": ("GET", "/api/v1/health/live", ()),
     "heartbeat": ("POST", "/api/v1/agents/{agent_id}/heartbeat", ()),
     "import_grid_intensity": ("PUT", "/api/v1/environments/{environment_id}/grid-intensity", ()),
     "issue_reset_link": ("POST", "/api/v1/admin/users/{user_id}/reset-link", ()),
