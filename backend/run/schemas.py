@@ -168,6 +168,23 @@ class Progress(OutputSchema):
     )
 
 
+class RunLive(OutputSchema):
+    """What an open page follows of an active run (GET /runs/{id}/progress): its status and its latest
+    progress report with only the engine's reports it does not hold yet. A status that moved (the run
+    started, ended, or was cancelled) is the page's cue to read the whole run again (GET /runs/{id})."""
+
+    status: RunStatus
+    cancel_requested: bool
+    progress: Progress | None = Field(
+        description="the latest report (null before the first); its `samples` are only those with `t_s` "
+        "after the request's `since_t_s`, all that are kept without it"
+    )
+    samples_kept: int = Field(
+        description="how many of the engine's reports the run keeps (its last N): a client appending "
+        "`progress.samples` to those it holds keeps as many"
+    )
+
+
 class DirSummary(OutputSchema):
     iops: float
     bw_bytes: int

@@ -67,6 +67,7 @@ from backend.run.schemas import (
     ProgressReport,
     RunCreate,
     RunGroupRef,
+    RunLive,
     RunOrigin,
     RunOriginFile,
     RunPage,
@@ -385,6 +386,22 @@ def get(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run
     if run is None:
         raise NotFound("run not found")
     return run
+
+
+def live(
+    session: Session, *, principal: UserPrincipal, run_id: uuid.UUID, since_t_s: float | None
+) -> RunLive:
+    """An active run's status and latest report with the samples after `since_t_s` (one query)."""
+    found = repository.live_in_teams(session, run_id, principal.team_ids, since_t_s)
+    if found is None:
+        raise NotFound("run not found")
+    status, cancel_requested, report = found
+    return RunLive(
+        status=status,
+        cancel_requested=cancel_requested,
+        progress=progress_read(report) if report else None,
+        samples_kept=PROGRESS_SAMPLES,
+    )
 
 
 def cancel(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID) -> Run:

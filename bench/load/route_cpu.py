@@ -6,7 +6,8 @@ the app (`backend.main.create_app`, production settings apart from `IOWATT_ENV=d
 process, driven in process (`tests/asgi_client.py`, no sockets), against a private PostgreSQL and
 Redis with N enrolled agents (the load simulator's inventory) and a team member. Per route: this
 process's CPU (`time.process_time`, every thread: the app's event loop and its threadpool) over
-`--calls` requests after a warm-up, and the SQL statements one request sends. Each request gets
+`--calls` requests after a warm-up, the PostgreSQL server's meanwhile (its processes' CPU from /proc,
+10 ms ticks: the SQL's share), and the SQL statements one request sends. Each request gets
 its own session and commits, as in production. The figure includes the in-process client's own
 share (building the request, reading the answer: the same for every version of the server).
 `--profile DIR` profiles each route's blocks with yappi (CPU clock, every thread: the app runs on
@@ -18,11 +19,14 @@ without it.
 
 The routes: an idle agent's heartbeat; its long-poll's look (`wait_s=0`: one look, no wait);
 `POST /runs` (the built-in `quick` workload on the agent's allowed directory); `GET /runs?limit=50`;
-`GET /runs/{id}`; and an agent's run from lease to result: `POST /runs/{id}/start`, one progress
-report, `PUT /runs/{id}/result` (the load simulator's engine document and 30 power samples). Not routes but
-the worker's share of each run (`track`, `energy`): the bodies of the `series.track_run` and
-`energy.compute_run` tasks a stored result queues, called in this process on the runs `run`
-finished (with N agents cycled through, each run is most often its agent's first: a new series).
+`GET /runs/{id}`; an open page's poll of an active run (an 80-job run with its 300 progress reports,
+bench/pages/live.py's): the whole run (`get_active`) or its progress since the page's last report
+(`progress`, GET /runs/{id}/progress?since_t_s=, two new reports); and an agent's run from lease
+to result: `POST /runs/{id}/start`, one progress report, `PUT /runs/{id}/result` (the load
+simulator's engine document and 30 power samples). Not routes but the worker's share of each
+run (`track`, `energy`): the bodies of the `series.track_run` and `energy.compute_run` tasks a
+stored result queues, called in this process on the runs `run` finished (with N agents cycled
+through, each run is most often its agent's first: a new series).
 """
 
 from __future__ import annotations
@@ -68,6 +72,27 @@ def counting_statements() -> Iterator[list[int]]:
         event.remove(Engine, "before_cursor_execute", count)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its children, live (utime + stime) and reaped (cutime + cstime):
+    the PostgreSQL server's (its postmaster's pid), whose backends do the SQL's share of a request."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def fields(p: int | str) -> list[str]:
+        return Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+
+    own = fields(pid)
+    total = sum(int(x) for x in own[11:15])  # utime stime cutime cstime
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                f = fields(d.name)
+            except OSError:
+                continue
+            if int(f[1]) == pid:  # ppid
+                total += int(f[11]) + int(f[12])
+    return total / tick
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--agents", type=int, default=1000)
@@ -76,7 +101,8 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=3, help="blocks per route, alternating between routes")
     ap.add_argument(
         "--only",
-        help="comma-separated route keys (heartbeat,look,post_run,list,get_run,run; track and energy: "
+        help="comma-separated route keys (heartbeat,look,post_run,list,get_run,get_active,progress,run; "
+        "track and energy: "
         "the worker's series.track_run and energy.compute_run bodies on the runs `run` finished)",
     )
     ap.add_argument("--profile", type=Path, help="yappi's profile of each route in DIR/<route>.pstat")
@@ -106,7 +132,8 @@ def main() -> int:
             (work / "metrics").mkdir()
             users = loadsim._bootstrap({**os.environ, **env}, work, 1)
             os.environ.update(env)
-            out = run(args, users[0], (work / "token").read_text().strip())
+            pg_pid = int((pg.root / "data" / "postmaster.pid").read_text().split()[0])
+            out = run(args, users[0], (work / "token").read_text().strip(), pg_pid)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(out["summary"], indent=1))
@@ -115,7 +142,7 @@ def main() -> int:
     return 0
 
 
-def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str, Any]:
+def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int) -> dict[str, Any]:
     from backend.config import get_settings
     from backend.main import create_app
     from tests.asgi_client import InProcessClient
@@ -192,6 +219,74 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
             rid, _ = state["runs"][state["i"] % len(state["runs"])]
             state["i"] += 1
             assert c.get(f"{api}/runs/{rid}", headers=user).status_code == 200
+
+        def live_run() -> tuple[str, float]:
+            """One run left running for the `get_active` and `progress` routes, made at their first
+            call: bench/pages/live.py's 80-job run with 300 progress reports (an open page's run an
+            hour in), on an agent of its own that nothing else calls (an idle heartbeat of its agent
+            would fail it as lost). Its id and the `t_s` of its third-last report: a page polling
+            every 2 s holds all but the last two."""
+            if "live" in state:
+                return state["live"]
+            from backend.db import unit_of_work
+            from backend.run import service as run_service
+
+            tok = c.post(
+                f"{api}/agents/enrollment-tokens", json={"team_id": team_id, "max_uses": 1}, headers=admin
+            ).json()["token"]
+            r = c.post(
+                f"{api}/agents/enroll",
+                json={
+                    "enrollment_token": tok,
+                    "name": "load-live",
+                    "hostname": "load-live",
+                    "agent_version": loadsim.AGENT_VERSION,
+                    "inventory": {**inventory, "hostname": "load-live"},
+                },
+            )
+            a, h = r.json()["agent_id"], {"Authorization": f"Bearer {r.json()['agent_token']}"}
+            job = {"rw": "randread", "size_bytes": 16 << 20, "time_based": True, "rate_iops": 50}
+            jobs = [
+                {**job, "name": f"job{i:02d}", "bs_bytes": 4096 << (i % 3), "runtime_s": 30}
+                for i in range(80)
+            ]
+            body = {"agent_id": a, "target_path": loadsim.TARGET, "workload": {"jobs": jobs}, "idle_s": 0}
+            r = c.post(f"{api}/runs", json=body, headers=user)
+            assert r.status_code == 201, r.text
+            rid = r.json()["id"]
+            with unit_of_work() as s:
+                run_service.dispatch(s, run_id=uuid.UUID(rid))
+            boot = {"boot_id": str(uuid.uuid4())}
+            lid = c.post(f"{api}/agents/{a}/lease", params={"wait_s": 0}, json=boot, headers=h).json()[
+                "lease"
+            ]["lease_id"]
+            assert c.post(f"{api}/runs/{rid}/start", json={"lease_id": lid}, headers=h).status_code == 200
+            for k in range(300):
+                report = {
+                    "lease_id": lid,
+                    "job_index": k // 30,
+                    "job_name": f"job{k // 30:02d}",
+                    "percent": 100.0 * (k % 30) / 30,
+                    "elapsed_ns": (k % 30) * 1_000_000_000,
+                    "read_iops": 50.0 + k % 7,
+                    "read_bw_bytes": 204800 + k,
+                    "write_iops": 0.0,
+                    "write_bw_bytes": 0,
+                }
+                assert c.post(f"{api}/runs/{rid}/progress", json=report, headers=h).status_code == 200
+            samples = c.get(f"{api}/runs/{rid}", headers=user).json()["progress"]["samples"]
+            state["live"] = (rid, samples[-3]["t_s"])
+            return state["live"]
+
+        def get_active() -> None:
+            rid, _ = live_run()
+            r = c.get(f"{api}/runs/{rid}", headers=user)
+            assert r.status_code == 200 and len(r.json()["progress"]["samples"]) == 300, r.text
+
+        def progress_since() -> None:
+            rid, since = live_run()
+            r = c.get(f"{api}/runs/{rid}/progress", params={"since_t_s": since}, headers=user)
+            assert r.status_code == 200 and len(r.json()["progress"]["samples"]) == 2, r.text
 
         def agent_run() -> None:
             """A queued run dispatched (the worker's service call, not measured), then the agent's
@@ -280,6 +375,10 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
             "post_run": post_run,
             "list": list_runs,
             "get_run": get_run,
+            # an open page of an active run, each poll: the whole run, or its progress since the
+            # samples the page holds (GET /runs/{id}/progress?since_t_s=)
+            "get_active": get_active,
+            "progress": progress_since,
             "run": agent_run,  # uses the runs post_run queued: after it in each block
             # the worker's tasks per stored result (not routes): on the runs `run` finished
             "track": derived(series_tasks.track_run, "done_track"),
@@ -293,6 +392,7 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
         per: dict[str, list[float]] = {k: [] for k in keys}
         stmts: dict[str, float] = {}
         sys_ms: dict[str, list[float]] = {k: [] for k in keys}
+        pg_ms: dict[str, list[float]] = {k: [] for k in keys}
         if args.profile:
             import yappi  # type: ignore[import-not-found]
 
@@ -316,10 +416,11 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
         for _ in range(args.blocks):
             for k in keys:
                 paused[0] = 0.0
-                t, u = time.process_time(), os.times()
+                t, u, db = time.process_time(), os.times(), tree_cpu_s(pg_pid)
                 for _ in range(args.calls):
                     routes[k]()
                 cpu = time.process_time() - t - paused[0]
+                pg_ms[k].append((tree_cpu_s(pg_pid) - db) / args.calls * 1000)
                 sys_ms[k].append((os.times().system - u.system) / args.calls * 1000)
                 per[k].append(cpu / args.calls * 1000)
     summary = {
@@ -327,6 +428,8 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str) -> dict[str
             "cpu_ms_per_call_median": round(statistics.median(v), 3),
             "blocks_ms": [round(x, 3) for x in v],
             "of_which_system_ms": round(statistics.median(sys_ms[k]), 3),
+            # the PostgreSQL server's CPU meanwhile (every backend: the pool's, autovacuum's)
+            "postgres_cpu_ms_per_call_median": round(statistics.median(pg_ms[k]), 3),
             "sql_statements": stmts[k],
         }
         for k, v in per.items()

@@ -70,6 +70,7 @@ def measure(builds: dict[str, str], args: argparse.Namespace, target: str) -> in
         cmd, env = s.commands["api"]
         procs: list[subprocess.Popen[bytes]] = []
         urls = {}
+        pids: dict[str, int] = {}
         try:
             for name, dist in builds.items():
                 port = free_port()
@@ -85,8 +86,9 @@ def measure(builds: dict[str, str], args: argparse.Namespace, target: str) -> in
                     )
                 )
                 urls[name] = f"http://127.0.0.1:{port}"
+                pids[name] = procs[-1].pid  # its process group (start_new_session)
             for u in urls.values():
-                _wait_http(f"{u}/api/v1/health")
+                _wait_http(f"{u}/api/v1/health", timeout_s=180)  # a niced start on a busy machine
             with s.api() as api:
                 while True:
                     run = api.get(f"/runs/{run_id}").json()
@@ -97,7 +99,10 @@ def measure(builds: dict[str, str], args: argparse.Namespace, target: str) -> in
                         raise SystemExit(f"the run ended before the chart filled: {run['status']}")
                     time.sleep(5)
                 size = len(api.get(f"/runs/{run_id}").content)
-                print(f"# GET /runs/{{id}} answers {size} bytes at each poll of the page", flush=True)
+                print(f"# GET /runs/{{id}} answers {size} bytes (the whole run)", flush=True)
+                since = run["progress"]["samples"][-3]["t_s"]
+                size = len(api.get(f"/runs/{run_id}/progress", params={"since_t_s": since}).content)
+                print(f"# GET /runs/{{id}}/progress?since_t_s= answers {size} bytes", flush=True)
             config = {
                 "urls": urls,
                 "login": s.url,
@@ -106,6 +111,7 @@ def measure(builds: dict[str, str], args: argparse.Namespace, target: str) -> in
                 "path": f"/runs/{run_id}",
                 "rounds": args.rounds,
                 "seconds": args.seconds,
+                "pids": pids,
             }
             return subprocess.run(
                 ["node", str(REPO / "bench/pages/live.mjs"), json.dumps(config)], check=False

@@ -131,6 +131,58 @@ def test_progress_keeps_only_the_last_samples(client: TestClient, session: Sessi
     assert samples[-1]["read_iops"] == float(PROGRESS_SAMPLES + 4)
 
 
+def test_a_page_follows_a_run_with_only_the_reports_it_does_not_hold(
+    client: TestClient, session: Session
+) -> None:
+    """GET /runs/{id}/progress: the status and latest report, the samples after since_t_s only."""
+    from backend.run.schemas import PROGRESS_SAMPLES
+
+    u = create_user(session)
+    queued = create_run(session, agent=create_agent(session, team=u.team).agent)
+    r = client.get(f"/api/v1/runs/{queued.id}/progress", headers=u.headers)
+    assert r.status_code == 200, r.text
+    assert r.json() == {
+        "status": "queued",
+        "cancel_requested": False,
+        "progress": None,
+        "samples_kept": PROGRESS_SAMPLES,
+    }
+    run_id, user, lid, agent = _running(client, session)
+    body = {"lease_id": lid, "job_index": 0, "job_name": "randread-4k", "elapsed_ns": 10**9}
+    for k in range(3):
+        body |= {"percent": 10.0 * (k + 1), "read_iops": 1000.0 + k, "read_bw_bytes": 4096 * (1000 + k)}
+        assert client.post(f"/api/v1/runs/{run_id}/progress", json=body, headers=agent).status_code == 200
+    whole = client.get(f"/api/v1/runs/{run_id}", headers=user).json()["progress"]
+    live = client.get(f"/api/v1/runs/{run_id}/progress", headers=user).json()
+    assert live["status"] == "running" and live["cancel_requested"] is False
+    assert live["progress"] == whole  # without since_t_s: every kept sample, as the run has them
+    t = [s["t_s"] for s in whole["samples"]]
+    later = client.get(f"/api/v1/runs/{run_id}/progress?since_t_s={t[1]}", headers=user).json()
+    assert later["progress"]["samples"] == whole["samples"][2:]
+    assert {k: v for k, v in later["progress"].items() if k != "samples"} == {
+        k: v for k, v in whole.items() if k != "samples"
+    }
+    assert later["progress"]["percent"] == 30.0 and later["progress"]["phase"] == "job"
+    none = client.get(f"/api/v1/runs/{run_id}/progress?since_t_s={t[2] + 0.5}", headers=user).json()
+    assert none["progress"]["samples"] == [] and none["progress"]["read_iops"] == 1002.0
+    client.post(f"/api/v1/runs/{run_id}/cancel", headers=user)
+    assert client.get(f"/api/v1/runs/{run_id}/progress", headers=user).json()["cancel_requested"] is True
+
+
+def test_a_bad_since_is_refused_and_another_teams_run_is_not_found(
+    client: TestClient, session: Session
+) -> None:
+    run_id, user, _, agent = _running(client, session)
+    for bad in ("-1", "nan", "inf", "1e999", "yesterday", ""):
+        r = client.get(f"/api/v1/runs/{run_id}/progress", params={"since_t_s": bad}, headers=user)
+        assert r.status_code == 422, (bad, r.text)
+        assert r.json()["detail"][0]["field"] == "since_t_s", (bad, r.text)
+    stranger = create_user(session)
+    assert client.get(f"/api/v1/runs/{run_id}/progress", headers=stranger.headers).status_code == 404
+    assert client.get(f"/api/v1/runs/{run_id}/progress").status_code == 401
+    assert client.get(f"/api/v1/runs/{run_id}/progress", headers=agent).status_code == 403
+
+
 def test_compare_groups_by_target_two_directories_on_one_disk_apart(
     client: TestClient, session: Session
 ) -> None:

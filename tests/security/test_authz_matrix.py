@@ -130,6 +130,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "GET /api/v1/runs/{run_id}/power":            ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "GET /api/v1/runs/{run_id}/series":           ("401", OK, OK, OK,  "404", "403", "403", "401"),
     "GET /api/v1/runs/{run_id}/system":           ("401", OK, OK, OK,  "404", "403", "403", "401"),
+    # an open page's poll of an active run (its status, its latest report): the team reads it
+    "GET /api/v1/runs/{run_id}/progress":         ("401", OK, OK, OK,  "404", "403", "403", "401"),
     # a SNIA PTS run's report: the world's run is no PTS run, so its team's roles get 404 no_pts_result
     # (tests/backend/test_pts.py reads a real one); another team's user the run's own 404
     "GET /api/v1/runs/{run_id}/pts":              ("401", "404", "404", "404", "404", "403", "403", "401"),

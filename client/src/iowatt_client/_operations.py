@@ -60,6 +60,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "get_invitation": ("GET", "/api/v1/invitations/{token}", ()),
     "get_one_series": ("GET", "/api/v1/series/{series_id}", ()),
     "get_power": ("GET", "/api/v1/runs/{run_id}/power", ("points",)),
+    "get_progress": ("GET", "/api/v1/runs/{run_id}/progress", ("since_t_s",)),
     "get_pts_report": ("GET", "/api/v1/runs/{run_id}/pts", ("format",)),
     "get_result": ("GET", "/api/v1/runs/{run_id}/result", ()),
     "get_review": ("GET", "/api/v1/reviews/{review_id}", ("format",)),

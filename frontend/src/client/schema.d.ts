@@ -1569,7 +1569,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get Progress
+         * @description An active run's status and latest progress report, for a page that follows it: ~0.5 KB a poll
+         *     where GET /runs/{id} sends the whole run (an 80-job run with its 300 reports: ~66 KB). When
+         *     `status` is no longer the one you hold, read the run again.
+         */
+        get: operations["get_progress"];
         put?: never;
         /** Report Progress */
         post: operations["report_progress"];
@@ -9042,6 +9048,24 @@ export interface components {
              * @description a member of the group started further from the group's instant than its tolerance (or its clock's offset could not be bounded that closely): the members did not load the store at the same time; the figures stand, marked
              */
             unsynchronized: boolean;
+        };
+        /**
+         * RunLive
+         * @description What an open page follows of an active run (GET /runs/{id}/progress): its status and its latest
+         *     progress report with only the engine's reports it does not hold yet. A status that moved (the run
+         *     started, ended, or was cancelled) is the page's cue to read the whole run again (GET /runs/{id}).
+         */
+        RunLive: {
+            /** Cancel Requested */
+            cancel_requested: boolean;
+            /** @description the latest report (null before the first); its `samples` are only those with `t_s` after the request's `since_t_s`, all that are kept without it */
+            progress: components["schemas"]["Progress"] | null;
+            /**
+             * Samples Kept
+             * @description how many of the engine's reports the run keeps (its last N): a client appending `progress.samples` to those it holds keeps as many
+             */
+            samples_kept: number;
+            status: components["schemas"]["RunStatus"];
         };
         /**
          * RunOrigin
@@ -18145,6 +18169,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PowerSeries"];
+                };
+            };
+            /** @description No bearer token, or an unknown, expired or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token may not do this: wrong kind (user or agent), role, team or agent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such object, or not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body is larger than this route's limit (1048576 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A field is invalid: `detail` lists each field and the reason */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_progress: {
+        parameters: {
+            query?: {
+                /** @description the `t_s` (seconds since the run started) of the last of the engine's reports you hold: only later ones are sent; none: all that are kept */
+                since_t_s?: number | null;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunLive"];
                 };
             };
             /** @description No bearer token, or an unknown, expired or revoked one */

@@ -15,6 +15,8 @@ export type JobSpecIn = S["JobSpec-Input"];
 export type WorkloadSpecIn = S["WorkloadSpec-Input"];
 export type RunProgress = S["Progress"];
 export type RunRead = S["RunRead"];
+/** an active run's status and latest report, as an open page polls it (GET /runs/{id}/progress) */
+export type RunLive = S["RunLive"];
 export type RunPage = S["RunPage"];
 export type RunCreate = S["RunCreate"];
 export type AgentRead = S["AgentRead"];

@@ -86,6 +86,8 @@ export const keys = {
     lists: () => ["runs", "list"] as const,
     list: (params: object) => ["runs", "list", params] as const,
     detail: (id: string) => ["runs", "detail", id] as const,
+    /** an active run's poll of its status and latest report (GET /runs/{id}/progress) */
+    live: (id: string) => ["runs", "live", id] as const,
     series: (id: string, status: RunStatus) => ["runs", "series", id, status] as const,
     result: (id: string) => ["runs", "result", id] as const,
     /** a SNIA PTS run's report (GET /runs/{id}/pts) */

@@ -1,10 +1,18 @@
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { EnergyRead, RunRead } from "../client/types";
+import type { EnergyRead, RunLive, RunRead } from "../client/types";
 import { setToken } from "../lib/auth";
 import { NO_ENERGY, OK_ENERGY } from "../test/fixtures";
 import { stubApi } from "../test/render";
-import { ENERGY_POLL_MAX_MS, energyPollDelay, LIVE_INTERVAL_MS, runQuery } from "./runs";
+import { keys } from "./keys";
+import {
+  ENERGY_POLL_MAX_MS,
+  energyPollDelay,
+  LIVE_INTERVAL_MS,
+  runLiveQuery,
+  runQuery,
+  withLive,
+} from "./runs";
 
 const realFetch = globalThis.fetch;
 const PENDING: EnergyRead = { ...NO_ENERGY, status: "pending", reason: "being computed" };
@@ -91,5 +99,115 @@ describe("runQuery polling", () => {
       expect(q.at).toHaveLength(1);
       q.stop();
     }
+  });
+});
+
+type Sample = NonNullable<RunRead["progress"]>["samples"][number];
+const sample = (t_s: number): Sample => ({
+  t_s,
+  job_index: 0,
+  read_iops: 1000 + t_s,
+  read_bw_bytes: 4096 * (1000 + t_s),
+  write_iops: 0,
+  write_bw_bytes: 0,
+});
+const report = (percent: number, samples: Sample[]): NonNullable<RunRead["progress"]> => ({
+  job_index: 0,
+  job_name: "rand4k",
+  phase: "job",
+  percent,
+  elapsed_ns: 1e9,
+  read_iops: 1000,
+  read_bw_bytes: 4_096_000,
+  write_iops: 0,
+  write_bw_bytes: 0,
+  updated_at: "2026-12-07T10:00:00Z",
+  samples,
+});
+const runningWith = (samples: Sample[], percent = 10) =>
+  ({
+    id: "r1",
+    status: "running",
+    cancel_requested: false,
+    energy: NO_ENERGY,
+    progress: report(percent, samples),
+  }) as RunRead;
+const liveWith = (samples: Sample[], percent: number, status: RunRead["status"] = "running") =>
+  ({
+    status,
+    cancel_requested: false,
+    progress: report(percent, samples),
+    samples_kept: 4,
+  }) as RunLive;
+
+describe("withLive", () => {
+  it("adds the new samples after those held, keeping the server's last N", () => {
+    const run = runningWith([1, 2, 3].map(sample));
+    const next = withLive(run, liveWith([4, 5].map(sample), 40));
+    expect(next?.progress?.samples.map((x) => x.t_s)).toEqual([2, 3, 4, 5]);
+    expect(next?.progress?.percent).toBe(40);
+    // samples the run holds already (it was read whole while the poll was out) are not added twice
+    const again = withLive(next as RunRead, liveWith([5, 6].map(sample), 50));
+    expect(again?.progress?.samples.map((x) => x.t_s)).toEqual([3, 4, 5, 6]);
+    // no new sample (an idle baseline's tick): the samples held stay the same array (no new chart)
+    expect(withLive(run, liveWith([], 12))?.progress?.samples).toBe(run.progress?.samples);
+  });
+
+  it("asks for the whole run again when the status or the cancel request moved", () => {
+    const run = runningWith([sample(1)]);
+    expect(withLive(run, liveWith([], 100, "succeeded"))).toBeNull();
+    expect(withLive(run, { ...liveWith([], 10), cancel_requested: true })).toBeNull();
+    expect(withLive({ ...run, progress: null }, { ...liveWith([], 0), progress: null })).toEqual({
+      ...run,
+      progress: null,
+    });
+  });
+});
+
+describe("following an active run's progress", () => {
+  it("asks the whole run once, then only its progress since the last sample held", async () => {
+    const since: (string | null)[] = [];
+    let runReads = 0;
+    const progress = [liveWith([sample(3)], 30), liveWith([], 31), liveWith([], 100, "succeeded")];
+    stubApi({
+      "GET /api/v1/runs/r1": () => {
+        runReads += 1;
+        return {
+          body:
+            runReads === 1
+              ? runningWith([1, 2].map(sample))
+              : { ...runningWith([]), status: "succeeded", energy: OK_ENERGY },
+        };
+      },
+      "GET /api/v1/runs/r1/progress": (req) => {
+        since.push(new URL(req.url).searchParams.get("since_t_s"));
+        return { body: progress[Math.min(since.length, progress.length) - 1] };
+      },
+    });
+    const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    const page = new QueryObserver(qc, runQuery("r1", "progress"));
+    const stopPage = page.subscribe(() => {});
+    await vi.advanceTimersByTimeAsync(0);
+    const live = new QueryObserver(qc, {
+      ...runLiveQuery("r1", qc),
+      initialData: "running" as RunRead["status"],
+      initialDataUpdatedAt: Date.now(),
+      staleTime: LIVE_INTERVAL_MS,
+    });
+    const stopLive = live.subscribe(() => {});
+    await vi.advanceTimersByTimeAsync(LIVE_INTERVAL_MS);
+    expect(since).toEqual(["2"]); // one interval after the run was read, not at once
+    const held = qc.getQueryData<RunRead>(keys.runs.detail("r1"));
+    expect(held?.progress?.samples.map((x) => x.t_s)).toEqual([1, 2, 3]);
+    expect(held?.progress?.percent).toBe(30);
+    await vi.advanceTimersByTimeAsync(2 * LIVE_INTERVAL_MS);
+    expect(since).toEqual(["2", "3", "3"]);
+    // the run ended: read whole again (its figures, its energy), and not asked again since
+    expect(runReads).toBe(2);
+    expect(page.getCurrentResult().data?.status).toBe("succeeded");
+    await vi.advanceTimersByTimeAsync(10 * LIVE_INTERVAL_MS);
+    expect(runReads).toBe(2);
+    stopLive();
+    stopPage();
   });
 });

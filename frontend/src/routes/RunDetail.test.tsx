@@ -100,14 +100,18 @@ function runAs(status: RunRead["status"]): RunRead {
 }
 
 describe("RunDetail", () => {
-  it("polls a running run and shows figures and the chart once it succeeds", async () => {
+  it("follows a running run's progress and shows figures and the chart once it succeeds", async () => {
     setToken("t");
     let polls = 0;
-    stubApi({
+    const calls = stubApi({
       "GET /api/v1/runs/r1": () => {
         polls += 1;
         return { body: runAs(polls === 1 ? "running" : "succeeded") };
       },
+      // the page's poll while the run is active: the run ended, so the page reads it again
+      "GET /api/v1/runs/r1/progress": () => ({
+        body: { status: "succeeded", cancel_requested: false, progress: null, samples_kept: 300 },
+      }),
       "GET /api/v1/runs/r1/series": () => ({
         body: {
           run_id: "r1",
@@ -148,6 +152,9 @@ describe("RunDetail", () => {
       screen.getByTestId("run-chart").querySelector(".recharts-responsive-container"),
     ).not.toBeNull();
     expect(screen.queryByRole("progressbar")).toBeNull();
+    // the whole run read twice: when the page opened and when its poll said it had ended
+    expect(calls.filter((c) => c.path === "/api/v1/runs/r1")).toHaveLength(2);
+    expect(calls.filter((c) => c.path === "/api/v1/runs/r1/progress")).toHaveLength(1);
   }, 10_000);
 
   it("says computing while the energy is pending, and shows it once the server has it", async () => {
@@ -405,21 +412,35 @@ describe("RunDetail header", () => {
   it("a poll that moved only the progress draws the live part again, nothing else", async () => {
     setToken("t");
     const running = runAs("running");
+    const sample = (k: number) => ({
+      t_s: k + 1,
+      job_index: 0,
+      read_iops: 1000 + k,
+      read_bw_bytes: 4_096_000,
+      write_iops: 0,
+      write_bw_bytes: 0,
+    });
     let polls = 0;
     const calls = stubApi({
       "GET /api/v1/runs/r1": () => {
+        const samples = [0, 1, 2].map(sample);
+        return {
+          body: { ...running, progress: running.progress && { ...running.progress, samples } },
+        };
+      },
+      // each poll as the server answers it: a new report, the bar further on, the one sample after
+      // the page's last
+      "GET /api/v1/runs/r1/progress": (req) => {
         polls += 1;
-        // each poll as the server answers it: a new report, the bar further on, one sample more
-        const samples = Array.from({ length: polls + 2 }, (_, k) => ({
-          t_s: k + 1,
-          job_index: 0,
-          read_iops: 1000 + k,
-          read_bw_bytes: 4_096_000,
-          write_iops: 0,
-          write_bw_bytes: 0,
-        }));
-        const progress = running.progress && { ...running.progress, percent: 10 * polls, samples };
-        return { body: { ...running, progress } };
+        const since = Number(new URL(req.url).searchParams.get("since_t_s"));
+        const progress = running.progress && {
+          ...running.progress,
+          percent: 50 + polls,
+          samples: [sample(since)],
+        };
+        return {
+          body: { status: "running", cancel_requested: false, progress, samples_kept: 300 },
+        };
       },
       "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
       "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
@@ -436,8 +457,8 @@ describe("RunDetail header", () => {
     const before = bar.getAttribute("aria-valuenow");
     for (let k = 0; k < 3; k++) {
       const asked = polls;
-      // the run asked again, as at each poll
-      await client.refetchQueries({ queryKey: keys.runs.detail("r1") });
+      // the progress asked again, as at each poll
+      await client.refetchQueries({ queryKey: keys.runs.live("r1") });
       expect(polls).toBeGreaterThan(asked);
     }
     // the live part drew each new report: the bar and the chart moved on
@@ -445,9 +466,10 @@ describe("RunDetail header", () => {
     await waitFor(() =>
       expect(screen.getByTestId("run-chart-live").textContent).toContain("last 6"),
     );
-    // the rest of the page is as drawn, and an active run's series (stored with its result, which
-    // ends the run) is not asked for
+    // the rest of the page is as drawn; the whole run was read once, and an active run's series
+    // (stored with its result, which ends the run) is not asked for
     expect(summaryDrawn()).toBe(drawn);
+    expect(calls.filter((c) => c.path === "/api/v1/runs/r1")).toHaveLength(1);
     expect(calls.filter((c) => c.path === "/api/v1/runs/r1/series")).toHaveLength(0);
   }, 10_000);
 
