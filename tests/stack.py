@@ -795,6 +795,12 @@ def stack(
         "IOWATT_HEARTBEAT_INTERVAL_S": str(heartbeat_s),
         # the tests' alert receivers listen on 127.0.0.1 in the test process (ADR 0041's address rule)
         "IOWATT_ALERT_PRIVATE_TARGETS": "true",
+        # no shutdown grace: an API of a test's stack is stopped only at the stack's end (the fault
+        # rig kills them), where the one request still running is the agent's long-poll, which
+        # outlives the agent by up to its 25 s wait; each stack's stop waited the default 5 s for it,
+        # the three shared stacks and the fault rig at the very end of the suite (test_multiproc
+        # checks the grace itself)
+        "IOWATT_API_SHUTDOWN_GRACE_S": "0",
     }
     procs: dict[str, subprocess.Popen[bytes] | Forked] = {}
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}
