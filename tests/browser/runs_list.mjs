@@ -94,6 +94,19 @@ if (PHASES.includes("forty")) {
     await page.goto(`${BASE}/runs`);
     await showing(first(FORTY), `1–${first(FORTY)} of ${FORTY}`);
     await noOverflow(page);
+    // the newest run's 160-character name: two lines at most (it took four, 15 at 390 px wide),
+    // the whole of it in the link's title
+    const heights = await page
+      .getByTestId("run-link")
+      .evaluateAll((links) =>
+        links.map((a) => [a.title, a.getBoundingClientRect().height, a.scrollHeight]),
+      );
+    const long = heights.find(([title]) => title.startsWith("nightly randread #40: procurement"));
+    const oneLine = Math.min(...heights.map(([, h]) => h));
+    check(
+      long && long[1] < 2.5 * oneLine && long[2] > long[1],
+      `a long name clamped to two lines: ${JSON.stringify(long)}, one line ${oneLine}`,
+    );
     await shot("V3-runs-40");
   });
   await run("search, host and tag filters narrow on the server and live in the URL", async () => {

@@ -15,6 +15,11 @@ from tests.stack import Stack
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack-a")]
 
 FIO = json.loads((Path(__file__).parents[1] / "backend" / "data" / "upload-fio-randread.json").read_text())
+# the newest run's name goes on: the list shows two lines of it, the whole on hover
+LONG_NAME = (
+    ": procurement candidate Samsung PM9A3 3.84 TB in RAID10 over four bays, ext4 noatime, kernel 6.1, "
+    "firmware GDC7302Q, second pass after the controller swap"
+)
 DEVICES = [("Samsung SSD 990 PRO 2TB", "ssd"), ("WDC WD40EFRX 4TB", "hdd"), ("Intel Optane P5800X", "ssd")]
 
 
@@ -25,7 +30,7 @@ def _upload(live: Stack, team_id: str, k: int) -> str:
         "upload_id": f"browser-{k}-{uuid.uuid4().hex[:6]}",
         "host": f"ci-runner-{k % 2 + 1}",
         "device": {"model": model, "serial": f"SN{k % 3:04d}", "media": media},
-        "name": f"nightly randread #{k + 1}",
+        "name": f"nightly randread #{k + 1}" + (LONG_NAME if k == 39 else ""),
         "engine_result": FIO,
         "started_at": f"2026-11-{1 + k % 20:02d}T10:00:00Z",
         "finished_at": f"2026-11-{1 + k % 20:02d}T10:00:02Z",

@@ -6,7 +6,7 @@ import { TierBadge } from "../components/Energy/TierBadge";
 import { QueryState } from "../components/QueryState";
 import { OriginBadge } from "../components/Run/OriginBadge";
 import { ProgressBar } from "../components/Run/ProgressBar";
-import { runProgress } from "../components/Run/progress";
+import { heldPercent, runProgress } from "../components/Run/progress";
 import { RunFilterBar } from "../components/Run/RunFilterBar";
 import { TagChips } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
@@ -44,8 +44,8 @@ function duration(r: RunRead): string {
  * job's (a run in the 5th of its 80 jobs read 87 % here and 6 % on its page); a run without job
  * specs (a file or database workload) has only the report's. */
 function runPercent(r: RunRead): number {
-  if (!r.workload.jobs?.length) return r.progress?.percent ?? 0;
-  return runProgress(r)?.percent ?? 0;
+  if (!r.workload.jobs?.length) return heldPercent(r.id, r.progress?.percent ?? 0);
+  return heldPercent(r.id, runProgress(r)?.percent ?? 0);
 }
 
 export function matchCount(page: { total: number; total_exact: boolean }): string {
@@ -120,7 +120,13 @@ export function RunsTable({
               </td>
             )}
             <td>
-              <Link to={`/runs/${r.id}`} data-testid="run-link">
+              {/* a long name at most two lines (at 390 px a 160-character one took 15), whole on hover */}
+              <Link
+                to={`/runs/${r.id}`}
+                data-testid="run-link"
+                className="run-name"
+                title={r.name?.trim() ? r.name : undefined}
+              >
                 {r.name?.trim() ? r.name : <span className="mono">#{r.id.slice(0, 8)}</span>}
               </Link>
               <OriginBadge origin={r.origin} />

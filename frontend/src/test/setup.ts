@@ -1,5 +1,6 @@
 import { cleanup, configure } from "@testing-library/react";
 import { afterEach } from "vitest";
+import { forgetShownProgress } from "../components/Run/progress";
 
 // findBy*/waitFor wait for what a test names, never for a time: their default 1 s window was a
 // deadline on a loaded machine (`make test` runs vitest beside four pytest processes on two cores),
@@ -13,4 +14,5 @@ configure({ asyncUtilTimeout: 500 * Number(process.env.IOWATT_UI_TEST_TIMEOUT_S 
 afterEach(() => {
   cleanup();
   localStorage.clear();
+  forgetShownProgress();
 });

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import { ProgressBar } from "./ProgressBar";
+import { ProgressBar, progressLabel } from "./ProgressBar";
 
 describe("ProgressBar", () => {
   it("scales its fill (the compositor animates a transform alone), clamped to 0-100 %", () => {
@@ -17,6 +17,16 @@ describe("ProgressBar", () => {
     rerender(<ProgressBar percent={140} label="run" />);
     expect(fill?.style.transform).toBe("scaleX(1)");
     expect(bar.textContent).toContain("100");
+  });
+
+  it("labels the share with one decimal, rounded down: never 100.0 % before the end", () => {
+    expect([6.34, 81.55, 0, 99.96, 100].map(progressLabel)).toEqual([
+      "6.3 %",
+      "81.5 %",
+      "0.0 %",
+      "99.9 %",
+      "100.0 %",
+    ]);
   });
 
   it("is not animated: a transition at each poll drew ~36 frames for a move of a pixel or two", () => {

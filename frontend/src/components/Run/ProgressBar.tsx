@@ -1,4 +1,8 @@
-import { formatPercent } from "../../lib/format";
+/** The bar's label: one decimal whatever the share (the list's bars read "6.34 %" beside "81.5 %"
+ * with three significant digits), rounded down, so a run not done never reads 100.0 %. */
+export function progressLabel(percent: number): string {
+  return `${(Math.floor(percent * 10) / 10).toFixed(1)} %`;
+}
 
 /** A run's or a campaign's progress; `label` names it for a screen reader (axe-core:
  * aria-progressbar-name). */
@@ -15,7 +19,7 @@ export function ProgressBar({ percent, label = "progress" }: { percent: number; 
       data-testid="run-progress"
     >
       <div className="progress-fill" style={{ transform: `scaleX(${p / 100})` }} />
-      <span className="progress-label">{formatPercent(p)}</span>
+      <span className="progress-label">{progressLabel(p)}</span>
     </div>
   );
 }

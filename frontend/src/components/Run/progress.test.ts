@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunRead } from "../../client/types";
-import { runProgress } from "./progress";
+import { heldPercent, runProgress } from "./progress";
 
 type Job = NonNullable<RunRead["workload"]["jobs"]>[number];
 
@@ -84,5 +84,35 @@ describe("runProgress: one bar for the whole run", () => {
 
   it("no progress report yet: nothing to show", () => {
     expect(runProgress({ ...run(three, null, {}), progress: null })).toBeNull();
+  });
+});
+
+describe("heldPercent: a bar that never goes backwards", () => {
+  const jobs = [job("a", 10), job("b", null), job("c", 10)]; // b: size-bound, 50 s this time
+  const at = (k: number, percent: number, elapsedS: number, runS: number) => {
+    const r = run(jobs, 0, {
+      job_index: k,
+      job_name: "abc"[k] ?? "a",
+      percent,
+      elapsed_ns: elapsedS * 1e9,
+      updated_at: new Date(Date.parse("2026-11-21T10:00:00Z") + runS * 1000).toISOString(),
+    });
+    return runProgress({ ...r, started_at: "2026-11-21T10:00:00Z" })?.percent ?? 0;
+  };
+
+  it("counts a size-bound job done by the run's clock, not as 0", () => {
+    // c half done, 65 s into the run: b took 65 - 10 - 5 = 50 s, so 65 of 70 s (was 15 of 20: 75 %)
+    expect(at(2, 50, 5, 65)).toBeCloseTo(92.9, 1);
+  });
+
+  it("holds when a size-bound job's length first shows, until the run catches up", () => {
+    // b just started: its length unknown, counted as 0 of 20 s known
+    expect(at(1, 0, 0, 10)).toBe(50);
+    // 5 s later b is 10 % done: 50 s long, so 15 of 70 s
+    expect(at(1, 10, 5, 15)).toBeCloseTo(21.4, 1);
+    const shown = [at(1, 0, 0, 10), at(1, 10, 5, 15), at(1, 80, 40, 50), at(2, 0, 0, 60)];
+    expect(shown.map((p) => Math.round(heldPercent("r-size-bound", p)))).toEqual([50, 50, 71, 86]);
+    // each run has its own memory
+    expect(heldPercent("r-other", 3)).toBe(3);
   });
 });

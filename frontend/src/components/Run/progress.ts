@@ -43,6 +43,19 @@ export function runProgress(run: RunRead): RunProgressView | null {
   };
   const plans = jobs.map((j, i) => (i === k && p.phase === "job" ? currentPlan(i) : jobPlanS(j)));
   const known = plans.map((s) => s ?? 0);
+  // size-bound jobs already done: their length is in no report, but the run's clock has it (the
+  // report's time since the run started, less the idle baseline, the current job's time and the
+  // other jobs before it); counted as 0, a run read 71 % late in such a job and 50 % as the next began
+  const doneUnknown = plans
+    .slice(0, p.phase === "job" ? k : n)
+    .flatMap((s, i) => (s == null ? [i] : []));
+  if (doneUnknown.length && run.started_at && p.phase !== "idle_before") {
+    const runS = (Date.parse(p.updated_at) - Date.parse(run.started_at)) / 1000;
+    const current = p.phase === "job" ? elapsedS : idle * jobPct;
+    const before = known.slice(0, p.phase === "job" ? k : n).reduce((a, b) => a + b, 0);
+    const measured = Math.max(0, runS - idle - current - before);
+    for (const i of doneUnknown) known[i] = measured / doneUnknown.length;
+  }
   const total = 2 * idle + known.reduce((a, b) => a + b, 0);
 
   let phase: Phase = p.phase;
@@ -76,4 +89,23 @@ export function runProgress(run: RunRead): RunProgressView | null {
     etaS: phase === "upload" ? 0 : leftKnown,
     etaAtLeast: unknownLater,
   };
+}
+
+/** The share each run's bar last showed in this tab: the runs list, the dashboard and the run's page
+ * draw the same run from one memory, so they agree. */
+const shown = new Map<string, number>();
+
+/** A run's share to draw: never below what its bar showed before. The estimate drops when a
+ * size-bound job starts and its length is first known (a 10 s job, one of unknown length, a 10 s
+ * job: 50 % as the second starts, its length then counted as 0; 5 s later it turns out 50 s long:
+ * 21 %): the bar holds until the run catches up, the time left meanwhile says "at least". */
+export function heldPercent(runId: string, percent: number): number {
+  const held = Math.max(shown.get(runId) ?? 0, percent);
+  shown.set(runId, held);
+  return held;
+}
+
+/** Tests: forget what every bar showed (each test draws its runs afresh). */
+export function forgetShownProgress(): void {
+  shown.clear();
 }
