@@ -358,6 +358,19 @@ def _agent(c: Client, name: str | None) -> str:
     return agents[0].id
 
 
+def progress_of(c: Client, run_id: str, since_t_s: float | None) -> Any:
+    """GET /runs/{id}/progress since the report last seen; from a server older than that route (405:
+    the path answers only the agent's POST), the whole run, which has the same two fields."""
+    from .errors import ApiError
+
+    try:
+        return c.call("get_progress", run_id=run_id, params={"since_t_s": since_t_s})
+    except ApiError as e:
+        if e.status != 405:
+            raise
+        return c.get_run(run_id).model_dump(mode="json")
+
+
 def follow(
     c: Client, run_id: str, *, show: bool, interval_s: float = 1.0, timeout_s: float | None = None
 ) -> Any:
@@ -378,21 +391,22 @@ def follow(
         )
         bar.start()
         task = bar.add_task("queued", total=100)
+    since: float | None = None  # the t_s of the last engine report seen: none is asked twice
     try:
         while True:
-            run = c.get_run(run_id)
+            # the run's status and latest report (~0.5 KB), not the whole run (an 80-job run with its
+            # reports: ~66 KB), each second; the whole run once it ended
+            live = progress_of(c, run_id, since)
+            status, p = live["status"], live.get("progress") or {}
+            since = (p.get("samples") or [{"t_s": since}])[-1]["t_s"]
             if bar is not None and task is not None:
-                p = run.progress or {}
-                desc = run.status if not p else f"{run.status}: {p.get('job_name', '')}"
-                bar.update(
-                    task, description=desc[:60], completed=100 if run.status in FINAL else p.get("percent", 0)
-                )
-            if run.status in FINAL:
-                return run
+                desc = status if not p else f"{status}: {p.get('job_name', '')}"
+                done = 100 if status in FINAL else p.get("percent", 0)
+                bar.update(task, description=desc[:60], completed=done)
+            if status in FINAL:
+                return c.get_run(run_id)
             if deadline is not None and time.monotonic() > deadline:
-                _err(
-                    f"run {run_id} is still {run.status} after {timeout_s:g} s (it goes on: iowatt runs show)"
-                )
+                _err(f"run {run_id} is still {status} after {timeout_s:g} s (it goes on: iowatt runs show)")
                 raise typer.Exit(EXIT_FAILED)
             time.sleep(interval_s)
     finally:
