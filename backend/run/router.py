@@ -121,6 +121,14 @@ def list_runs(
             "with them, 0.9 MB without, and a quarter of the server's work"
         ),
     ] = True,
+    samples: Annotated[
+        bool,
+        Query(
+            description="false: each active item's `progress.samples` is left empty (its live chart's "
+            "reports, up to 300, ~33 KB a running run), for a list that draws only the run's bar (the "
+            "runs page, the dashboard: polled every 2 s while a run is active)"
+        ),
+    ] = True,
 ) -> RunPage:
     filters = repository.RunFilter(
         statuses=tuple(status_ or ()),
@@ -145,6 +153,7 @@ def list_runs(
         limit=limit,
         offset=offset,
         with_jobs=jobs,
+        with_samples=samples,
     )
 
 

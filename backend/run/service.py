@@ -427,6 +427,7 @@ def to_read(
     device_names: dict[uuid.UUID, str] | None = None,
     created: bool = False,
     with_jobs: bool = True,
+    with_samples: bool = True,
 ) -> list[RunRead]:
     """RunRead for many runs with a fixed number of queries (no N+1). A caller that has already
     loaded the runs' result jobs, agents or device names (compare) passes them instead of a query.
@@ -434,7 +435,8 @@ def to_read(
     for them yet (result jobs, energy, tags, result documents), so those four reads are skipped
     (docs/benchmarks.md § A thousand agents on two cores). `with_jobs` false (GET /runs?jobs=false):
     `jobs` and `passes` are left empty and the result jobs are read only for multi-target runs,
-    whose `combined` needs them (docs/benchmarks.md § A million runs, session 24)."""
+    whose `combined` needs them (docs/benchmarks.md § A million runs, session 24). `with_samples` false
+    (GET /runs?samples=false): each progress without its samples (the lists that draw only a bar)."""
     ids = [r.id for r in runs]
     stored = [] if created else ids  # the runs whose results, energy and tags are read
     targets = repository.targets_of(session, ids)
@@ -504,7 +506,7 @@ def to_read(
             attempt=r.attempt,
             cancel_requested=r.cancel_requested,
             error=r.error,
-            progress=progress_read(r.progress) if r.progress else None,
+            progress=progress_read(r.progress, with_samples=with_samples) if r.progress else None,
             jobs=summed[r.id][0] if with_jobs else [],
             passes=summed[r.id][1] if with_jobs else [],
             meter=r.meter,
@@ -592,9 +594,11 @@ def page(
     limit: int,
     offset: int,
     with_jobs: bool = True,
+    with_samples: bool = True,
 ) -> RunPage:
     """GET /runs: the runs of one of the caller's teams (`team_id`) or of all of them matching
-    `filters`, one page in `sort` order (`with_jobs` false: without the items' jobs and passes)."""
+    `filters`, one page in `sort` order (`with_jobs` false: without the items' jobs and passes;
+    `with_samples` false: without their progress reports' samples)."""
     teams = principal.teams_for(team_id)
     if (
         filters.created_from is not None
@@ -614,7 +618,11 @@ def page(
     runs, total, exact = repository.page(
         session, teams, filters=filters, sort=sort, limit=limit, offset=offset
     )
-    return RunPage(items=to_read(session, runs, with_jobs=with_jobs), total=total, total_exact=exact)
+    return RunPage(
+        items=to_read(session, runs, with_jobs=with_jobs, with_samples=with_samples),
+        total=total,
+        total_exact=exact,
+    )
 
 
 def set_tags(session: Session, *, principal: UserPrincipal, run_id: uuid.UUID, body: RunTagsUpdate) -> Run:
@@ -763,10 +771,13 @@ def group_flags(run: Run) -> list[dict[str, str]]:
     ]
 
 
-def progress_read(stored: dict[str, Any]) -> Progress:
-    """A run's stored progress; rows written before phases and samples read as a job with none."""
+def progress_read(stored: dict[str, Any], *, with_samples: bool = True) -> Progress:
+    """A run's stored progress; rows written before phases and samples read as a job with none
+    (`with_samples` false: none, whatever the row holds)."""
     name = str(stored.get("job_name", ""))
     phase = name if name in IDLE_PHASES else "job"
+    if not with_samples:
+        stored = {k: v for k, v in stored.items() if k != "samples"}
     return Progress.model_validate({"samples": [], **stored, "phase": phase})
 
 

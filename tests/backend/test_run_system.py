@@ -169,6 +169,22 @@ def test_a_page_follows_a_run_with_only_the_reports_it_does_not_hold(
     assert client.get(f"/api/v1/runs/{run_id}/progress", headers=user).json()["cancel_requested"] is True
 
 
+def test_a_list_that_draws_only_the_bar_gets_no_samples(client: TestClient, session: Session) -> None:
+    """GET /runs?samples=false: each running item's progress without its live chart's reports."""
+    run_id, user, lid, agent = _running(client, session)
+    body = {"lease_id": lid, "job_index": 0, "job_name": "randread-4k", "percent": 5.0, "elapsed_ns": 1}
+    for _ in range(3):
+        assert client.post(f"/api/v1/runs/{run_id}/progress", json=body, headers=agent).status_code == 200
+
+    def listed(**params: object) -> dict[str, object]:
+        items = client.get("/api/v1/runs", params=params, headers=user).json()["items"]
+        return dict(next(i for i in items if i["id"] == run_id)["progress"])
+
+    assert len(listed()["samples"]) == 3  # type: ignore[arg-type]
+    bare = listed(jobs="false", samples="false")
+    assert bare["samples"] == [] and bare["percent"] == 5.0 and bare["job_name"] == "randread-4k"
+
+
 def test_a_bad_since_is_refused_and_another_teams_run_is_not_found(
     client: TestClient, session: Session
 ) -> None:

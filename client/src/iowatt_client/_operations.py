@@ -96,7 +96,7 @@ OPERATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "list_members": ("GET", "/api/v1/teams/{team_id}/members", ()),
     "list_review_comments": ("GET", "/api/v1/reviews/{review_id}/comments", ("limit", "offset",)),
     "list_reviews": ("GET", "/api/v1/reviews", ("team_id", "limit", "offset",)),
-    "list_runs": ("GET", "/api/v1/runs", ("status", "agent_id", "device_id", "environment_id", "workload_id", "campaign_id", "source", "tag", "created_from", "created_to", "q", "sort", "limit", "offset", "team_id", "env", "jobs",)),
+    "list_runs": ("GET", "/api/v1/runs", ("status", "agent_id", "device_id", "environment_id", "workload_id", "campaign_id", "source", "tag", "created_from", "created_to", "q", "sort", "limit", "offset", "team_id", "env", "jobs", "samples",)),
     "list_schedule_slots": ("GET", "/api/v1/schedules/{schedule_id}/slots", ("limit", "offset",)),
     "list_schedules": ("GET", "/api/v1/schedules", ("limit", "offset", "team_id",)),
     "list_series": ("GET", "/api/v1/series", ("team_id", "device_id", "agent_id", "workload_id", "run_id", "archived", "limit", "offset",)),

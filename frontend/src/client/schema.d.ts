@@ -17625,6 +17625,8 @@ export interface operations {
                 env?: string[] | null;
                 /** @description false: each item's `jobs` and `passes` are left empty (not read), for a list that shows no job's figures (the runs page): a page of 50 CrystalDiskMark runs is 1.8 MB with them, 0.9 MB without, and a quarter of the server's work */
                 jobs?: boolean;
+                /** @description false: each active item's `progress.samples` is left empty (its live chart's reports, up to 300, ~33 KB a running run), for a list that draws only the run's bar (the runs page, the dashboard: polled every 2 s while a run is active) */
+                samples?: boolean;
             };
             header?: never;
             path?: never;

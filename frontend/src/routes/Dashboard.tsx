@@ -30,11 +30,16 @@ export function Dashboard() {
   const agents = useQuery({ ...agentsQuery(team_id), enabled: ready });
   const counts = useQueries({
     queries: COUNTED.map((status) => ({
-      ...runsQuery({ status, limit: 1, team_id }),
+      // a count: neither the run's figures nor its live chart's reports (polled while one is active)
+      ...runsQuery({ status, limit: 1, team_id, jobs: false, samples: false }),
       enabled: ready,
     })),
   });
-  const latest = useQuery({ ...runsQuery({ limit: 8, team_id }), enabled: ready });
+  // the runs table (as the runs page's): no job's figures, an active run's bar without its reports
+  const latest = useQuery({
+    ...runsQuery({ limit: 8, team_id, jobs: false, samples: false }),
+    enabled: ready,
+  });
   const succeeded = useQuery({
     ...runsQuery({ status: "succeeded", limit: RECENT_SUCCEEDED, team_id }),
     enabled: ready,
