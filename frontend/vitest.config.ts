@@ -21,10 +21,8 @@ export default mergeConfig(
       // (two alternating pairs, load 6, 2026-12-07); the modules and windows are per worker either way.
       pool: "threads",
       // a bound on a test that never finishes, not a deadline for a slow one: with four pytest
-      // processes beside it on two cores a test's first render can take seconds (src/test/setup.ts).
-      // IOWATT_UI_TEST_TIMEOUT_S: `make test` runs vitest at nice 19, on the CPU the Python suite
-      // leaves idle, where a test may wait minutes for its turn (scripts/test-all.sh)
-      testTimeout: 1000 * Number(process.env.IOWATT_UI_TEST_TIMEOUT_S || 30),
+      // processes beside it on two cores a test's first render can take seconds (src/test/setup.ts)
+      testTimeout: 30_000,
       unstubGlobals: true,
       restoreMocks: true,
       projects: [

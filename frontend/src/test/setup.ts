@@ -6,10 +6,8 @@ import { forgetShownProgress } from "../components/Run/progress";
 // deadline on a loaded machine (`make test` runs vitest beside four pytest processes on two cores),
 // and App.test's "drops the token on any 401" and NewRun.test's "sends a single job" missed it at
 // load 10-12 while passing alone. A window of 15 s only lengthens the report of a real failure;
-// vitest's per-test timeout (testTimeout, 30 s in vitest.config.ts) bounds a test that never finishes.
-// Half of that either way: IOWATT_UI_TEST_TIMEOUT_S raises both where vitest runs at nice 19
-// beside the Python suite (scripts/test-all.sh).
-configure({ asyncUtilTimeout: 500 * Number(process.env.IOWATT_UI_TEST_TIMEOUT_S || 30) });
+// vitest's per-test timeout (testTimeout, 30 s in vite.config.ts) bounds a test that never finishes.
+configure({ asyncUtilTimeout: 15_000 });
 
 afterEach(() => {
   cleanup();
