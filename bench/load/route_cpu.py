@@ -13,7 +13,9 @@ share (building the request, reading the answer: the same for every version of t
 `--profile DIR` profiles each route's blocks with yappi (CPU clock, every thread: the app runs on
 the client's portal thread and the threadpool; yappi is not a dependency: `pip install --target D
 yappi` and PYTHONPATH=D) into DIR/<route>.pstat (`python -m pstats`). The CPU figures are taken
-without it.
+without it. Builtins are left out of the profile unless YAPPI_BUILTINS=1: yappi's hook on every
+builtin call charges a loop of them many times its cost (the NUL walk of a result upload's
+engine document read ~26 ms a call profiled with them, ~1 ms measured).
 
     .venv/bin/python bench/load/route_cpu.py --agents 1000 --calls 300
 
@@ -23,7 +25,8 @@ The routes: an idle agent's heartbeat; its long-poll's look (`wait_s=0`: one loo
 bench/pages/live.py's): the whole run (`get_active`) or its progress since the page's last report
 (`progress`, GET /runs/{id}/progress?since_t_s=, two new reports); and an agent's run from lease
 to result: `POST /runs/{id}/start`, one progress report, `PUT /runs/{id}/result` (the load
-simulator's engine document and 30 power samples). Not routes but the worker's share of each
+simulator's engine document and 30 power samples), its summary split by request (`requests`:
+look, start, progress, result, each's CPU and statements). Not routes but the worker's share of each
 run (`track`, `energy`): the bodies of the `series.track_run` and `energy.compute_run` tasks a
 stored result queues, called in this process on the runs `run` finished (with N agents cycled
 through, each run is most often its agent's first: a new series).
@@ -298,11 +301,15 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
 
             with pause(), unit_of_work() as s:
                 run_service.dispatch(s, run_id=uuid.UUID(rid))
-            r = c.post(f"{api}/agents/{a}/lease", params={"wait_s": 0}, json={"boot_id": boot[a]}, headers=h)
+            with part("look"):
+                r = c.post(
+                    f"{api}/agents/{a}/lease", params={"wait_s": 0}, json={"boot_id": boot[a]}, headers=h
+                )
             lease = r.json()["lease"]
             assert lease is not None and lease["run_id"] == rid, r.text
             lid = lease["lease_id"]
-            assert c.post(f"{api}/runs/{rid}/start", json={"lease_id": lid}, headers=h).status_code == 200
+            with part("start"):
+                assert c.post(f"{api}/runs/{rid}/start", json={"lease_id": lid}, headers=h).status_code == 200
             progress = {
                 "lease_id": lid,
                 "job_index": 0,
@@ -314,7 +321,8 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
                 "write_iops": 0.0,
                 "write_bw_bytes": 0,
             }
-            assert c.post(f"{api}/runs/{rid}/progress", json=progress, headers=h).status_code == 200
+            with part("progress"):
+                assert c.post(f"{api}/runs/{rid}/progress", json=progress, headers=h).status_code == 200
             t0 = datetime.now(UTC) - timedelta(seconds=3)
             started, finished = t0 + timedelta(seconds=0.5), t0 + timedelta(seconds=2.5)
             t_ns = list(range(0, 3_000_000_001, 100_000_000))
@@ -331,9 +339,10 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
             }
             engine = template.replace(loadsim.TEMPLATE_PATH, f"{loadsim.TARGET}/iowatt-{rid}.dat")
             body = json.dumps(envelope).replace('"@ENGINE@"', engine).encode()
-            r = c.put(
-                f"{api}/runs/{rid}/result", content=body, headers=h | {"Content-Type": "application/json"}
-            )
+            with part("result"):
+                r = c.put(
+                    f"{api}/runs/{rid}/result", content=body, headers=h | {"Content-Type": "application/json"}
+                )
             assert r.status_code == 201, r.text
             state["done_track"].append(rid)
             state["done_energy"].append(rid)
@@ -352,6 +361,21 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
 
         state["done_track"], state["done_energy"] = [], []
         paused = [0.0]
+
+        # the run's requests apart: their CPU in the measured blocks, their statements in the counted call
+        parts: dict[str, list[float]] = {}
+        part_stmts: dict[str, int] = {}
+        counted: list[list[int]] = []  # the statement counter while the run's statements are counted
+
+        @contextlib.contextmanager
+        def part(name: str) -> Iterator[None]:
+            t, n0 = time.process_time(), counted[0][0] if counted else 0
+            try:
+                yield
+            finally:
+                parts.setdefault(name, [0.0])[-1] += time.process_time() - t
+                if counted:
+                    part_stmts[name] = counted[0][0] - n0
 
         @contextlib.contextmanager
         def pause() -> Iterator[None]:
@@ -400,7 +424,7 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
             yappi.set_clock_type("cpu")
             for k in keys:  # a profiled block of each route, apart from the measured ones
                 yappi.clear_stats()
-                yappi.start(builtins=True)
+                yappi.start(builtins=bool(os.environ.get("YAPPI_BUILTINS")))
                 for _ in range(args.calls):
                     routes[k]()
                 yappi.stop()
@@ -411,11 +435,15 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
             if os.environ.get("ROUTE_CPU_SQL"):
                 print(f"-- {k}", file=sys.stderr)
             with counting_statements() as n:
+                counted.append(n)
                 routes[k]()
+                counted.clear()
             stmts[k] = n[0]
         for _ in range(args.blocks):
             for k in keys:
                 paused[0] = 0.0
+                for v in parts.values() if k == "run" else ():
+                    v.append(0.0)
                 t, u, db = time.process_time(), os.times(), tree_cpu_s(pg_pid)
                 for _ in range(args.calls):
                     routes[k]()
@@ -434,6 +462,14 @@ def run(args: argparse.Namespace, user_token: str, admin_token: str, pg_pid: int
         }
         for k, v in per.items()
     }
+    if "run" in per:  # the agent's requests of `run`, each per run
+        summary["run"]["requests"] = {
+            name: {
+                "cpu_ms_median": round(statistics.median(v[1:]) / args.calls * 1000, 3),
+                "sql_statements": part_stmts.get(name),
+            }
+            for name, v in parts.items()
+        }
     return {"args": {k: str(v) for k, v in vars(args).items()}, "summary": summary}
 
 
