@@ -18,6 +18,8 @@ class UserPrincipal:
     token_kind: str | None = None
     # what the token may do within the user's roles: read, write (all the roles allow) or upload
     scope: str = "write"
+    # the user's e-mail when authentication read it: what the audit log records as the actor
+    email: str | None = None
 
     @property
     def team_ids(self) -> list[uuid.UUID]:

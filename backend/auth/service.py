@@ -210,7 +210,7 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
         return agent_token.authenticate(session, raw_token)
     if raw_token.startswith(USER_TOKEN_PREFIX):
         found = repository.token_and_user_active(session, digest)
-        row, active, roles = found if found is not None else (None, False, {})
+        row, active, roles, email = found if found is not None else (None, False, {}, None)
         if (
             row is None
             or row.revoked_at is not None
@@ -227,5 +227,6 @@ def authenticate(session: Session, *, raw_token: str) -> UserPrincipal | AgentPr
             token_id=row.id,
             token_kind=row.kind,
             scope=row.scope,
+            email=email,
         )
     raise Unauthorized("unknown token format", code="bad_token")

@@ -64,8 +64,7 @@ def list_tags(
     dependencies=[CONTROL],
 )
 def create_run(body: RunCreate, principal: UserDep, session: SessionDep) -> RunRead:
-    run = service.create(session, principal=principal, body=body)
-    return service.to_read(session, [run], created=True)[0]
+    return service.create_read(session, principal=principal, body=body)
 
 
 @router.get("", response_model=RunPage, dependencies=[BULK])
@@ -244,9 +243,7 @@ def get_series(run_id: uuid.UUID, principal: UserDep, session: SessionDep) -> Ru
 
 @router.post("/{run_id}/start", response_model=RunRead, tags=["agent-protocol"], dependencies=[CONTROL])
 def start_run(run_id: uuid.UUID, body: LeaseRef, principal: AgentDep, session: SessionDep) -> RunRead:
-    return service.to_read(session, [service.start(session, principal=principal, run_id=run_id, body=body)])[
-        0
-    ]
+    return service.start_read(session, principal=principal, run_id=run_id, body=body)
 
 
 @router.post(

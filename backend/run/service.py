@@ -162,6 +162,28 @@ def _stop_group(run: Run, what: str, error: str | None) -> None:
 
 
 def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Run:
+    return _create(session, principal=principal, body=body)[0]
+
+
+def create_read(session: Session, *, principal: UserPrincipal, body: RunCreate) -> RunRead:
+    """POST /runs: the new run and its answer, named from the agent's and devices' rows `create`
+    read (no statement for their names; docs/benchmarks.md § Session 28)."""
+    run, agent, devices = _create(session, principal=principal, body=body)
+    names = {d.id: d.name for d in devices}
+    return to_read(session, [run], created=True, agents={agent.id: agent}, device_names=names)[0]
+
+
+def start_read(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: LeaseRef) -> RunRead:
+    """The agent's start and its answer: what a started run can have (`to_read`'s `started`), its
+    agent's name from the row authentication read."""
+    run = start(session, principal=principal, run_id=run_id, body=body)
+    held = principal.read_in(session)
+    return to_read(session, [run], started=True, agents={run.agent_id: held[0]} if held else None)[0]
+
+
+def _create(
+    session: Session, *, principal: UserPrincipal, body: RunCreate
+) -> tuple[Run, Agent, list[Device]]:
     agent = agent_repo.get_in_teams(session, body.agent_id, principal.team_ids)
     if agent is None or agent.revoked_at is not None:
         raise Invalid("agent_id", "no such agent in your teams")
@@ -238,11 +260,12 @@ def create(session: Session, *, principal: UserPrincipal, body: RunCreate) -> Ru
         target_kind="run",
         target_id=run.id,
         user_id=principal.user_id,
+        actor=principal.email,  # read with the token: the user's row is not read again
         details={"name": run.name, "agent": agent.name, "target_path": run.target_path}
         | ({"targets": paths} if len(paths) > 1 else {}),
     )
     enqueue(session, "run.dispatch", run_id=str(run.id))
-    return run
+    return run, agent, devices
 
 
 def _default_name(spec: WorkloadSpec) -> str:
@@ -426,6 +449,7 @@ def to_read(
     agents: dict[uuid.UUID, Agent] | None = None,
     device_names: dict[uuid.UUID, str] | None = None,
     created: bool = False,
+    started: bool = False,
     with_jobs: bool = True,
     with_samples: bool = True,
 ) -> list[RunRead]:
@@ -433,12 +457,17 @@ def to_read(
     loaded the runs' result jobs, agents or device names (compare) passes them instead of a query.
     `created`: runs this transaction created (POST /runs answers with its run): nothing is stored
     for them yet (result jobs, energy, tags, result documents), so those four reads are skipped
-    (docs/benchmarks.md § A thousand agents on two cores). `with_jobs` false (GET /runs?jobs=false):
+    (docs/benchmarks.md § A thousand agents on two cores). `started`: runs this transaction moved
+    from assigned to running (the agent's start): a run gets its result only while running (then it
+    leaves running), and a retried assignment is one never started, so it has no result jobs,
+    energy or result documents either; its tags, which a member may set while it waits, are read
+    (docs/benchmarks.md § Session 28). `with_jobs` false (GET /runs?jobs=false):
     `jobs` and `passes` are left empty and the result jobs are read only for multi-target runs,
     whose `combined` needs them (docs/benchmarks.md § A million runs, session 24). `with_samples` false
     (GET /runs?samples=false): each progress without its samples (the lists that draw only a bar)."""
     ids = [r.id for r in runs]
-    stored = [] if created else ids  # the runs whose results, energy and tags are read
+    stored = [] if created or started else ids  # the runs whose results and energy are read
+    tagged = [] if created else ids  # the runs whose tags are read
     targets = repository.targets_of(session, ids)
     rows = (
         {rid: [figures.values_of(j) for j in js] for rid, js in jobs.items()}
@@ -457,7 +486,7 @@ def to_read(
         else repository.device_names(session, [r.device_id for r in runs if r.device_id])
     )
     energy = power_service.energy_of(session, stored)
-    tags = repository.tags_of(session, stored)
+    tags = repository.tags_of(session, tagged)
     file_parts, db_parts, pts_parts = result_repo.document_parts(session, stored)  # one query
     file_workloads = file_summaries(session, runs, file_parts)
     databases = db_summaries(session, runs, db_parts)

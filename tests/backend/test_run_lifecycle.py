@@ -231,6 +231,40 @@ def test_a_busy_agents_run_reports_keep_it_online_whatever_its_heartbeats_pace(
     assert len(reads) == 1, reads  # authentication's: the stamp's check reads the row it brought
 
 
+def test_the_start_answer_reads_what_a_started_run_can_have(
+    client: TestClient, session: Session, connection: Connection
+) -> None:
+    """A run gets a result only while it runs, so the run a start moves to running has no result
+    jobs, energy or result documents: the answer does not read them (docs/benchmarks.md § Session
+    28). Its tags, which a member may set while it waits, are read; its agent's name is the row its
+    authentication read."""
+    u = create_user(session)
+    a = create_agent(session, team=u.team)
+    run = create_run(session, agent=a.agent)
+    assert (
+        client.put(f"/api/v1/runs/{run.id}/tags", json={"tags": ["nightly"]}, headers=u.headers).status_code
+        == 200
+    )
+    assert run_service.dispatch(session, run_id=run.id) == a.agent.id
+    lease = _poll(client, a)
+    assert lease is not None
+    with captured_sql(connection) as statements:
+        r = client.post(
+            f"/api/v1/runs/{run.id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers
+        )
+    assert r.status_code == 200, r.text
+    started = r.json()
+    assert started["status"] == "running" and started["tags"] == ["nightly"]
+    assert started["agent_name"] == a.agent.name and started["device_name"]
+    assert (
+        started["jobs"] == [] and started["energy"]["status"] == "none" and started["file_workload"] is None
+    )
+    reads = [s for s in statements if s.startswith("SELECT")]
+    for table in ("RESULT_JOBS", "RUN_POWER", "RUN_RESULTS"):
+        assert not any(f"FROM {table}" in s for s in reads), [s[:120] for s in reads]
+    assert sum("FROM AGENTS" in s for s in reads) == 1, [s[:120] for s in reads]  # authentication's
+
+
 def _running_by(client: TestClient, session: Session, a: AgentCtx, boot: uuid.UUID) -> tuple[Run, str]:
     """A run started by the agent process `boot` (its heartbeat came before the start)."""
     _beat(client, a, state="idle", boot_id=str(boot))

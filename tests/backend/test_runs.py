@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from backend.models import ResultJob, Role, Run
+from backend.models import AuditEvent, ResultJob, Role, Run
 from backend.run import service as run_service
 from tests.factories import MiB, create_agent, create_run, create_user, engine_document
 from tests.sql import captured_sql
@@ -52,6 +52,16 @@ def test_create_run_queues_it_on_the_device_of_its_path(client: TestClient, sess
     read = [s for s in statements if s.startswith("SELECT")]
     for table in ("RESULT_JOBS", "RUN_POWER", "RUN_TAGS", "RUN_RESULTS"):
         assert not any(f"FROM {table}" in s for s in read), [s[:120] for s in read]
+    # nor what the request read already: the agent's and device's names are their rows', the audit
+    # entry's actor the e-mail authentication read with the token (docs/benchmarks.md § Session 28)
+    for again in (
+        "SELECT AGENTS.ID, AGENTS.NAME FROM",
+        "SELECT DEVICES.ID, DEVICES.NAME FROM",
+        "SELECT USERS.",
+    ):
+        assert not any(s.startswith(again) for s in read), [s[:120] for s in read]
+    audit = session.scalars(select(AuditEvent).where(AuditEvent.target_id == new["id"])).one()
+    assert audit.action == "run.created" and audit.actor == u.user.email
     # the runs list names each run's agent without reading its inventory (~9 KB of JSON a host)
     with captured_sql(session.connection()) as statements:
         listed = client.get("/api/v1/runs", headers=u.headers).json()["items"]
