@@ -38,10 +38,11 @@ def store(
     session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: ResultUpload
 ) -> ResultStored:
     """Idempotent by upload_id: a retried upload answers 200 with the stored result."""
-    run = run_service.leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
-    existing = repository.get(session, run_id)
-    if existing is not None:
-        if existing.upload_id == body.upload_id:
+    run, stored_upload = run_service.leased_run_and_upload(
+        session, principal=principal, run_id=run_id, lease_id=body.lease_id
+    )
+    if stored_upload is not None:
+        if stored_upload == body.upload_id:
             return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=True)
         raise Conflict("another result is already stored for this run", code="result_exists")
     # the states `succeed` moves on (run/service.py's one table), and a cancelled run, which keeps
@@ -65,7 +66,11 @@ def store(
     if body.power is not None:
         power_service.ingest(session, run_id=run_id, power=body.power)
     run_service.succeed(
-        session, run=run, engine_started_at=body.started_at, engine_finished_at=body.finished_at
+        session,
+        run=run,
+        engine_started_at=body.started_at,
+        engine_finished_at=body.finished_at,
+        targets=targets,
     )
     device_service.confirm_opened(session, run=run, engine_result=opened)
     for t in targets:  # a multi-target run: each target's device from what its engine opened

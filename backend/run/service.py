@@ -111,34 +111,44 @@ TRANSITIONS: dict[str, tuple[frozenset[RunStatus], RunStatus]] = {
 AGENT_RESTARTED = "the agent restarted during the run; its result was lost"
 
 
-def _move(run: Run, transition: str) -> None:
+def _move(run: Run, transition: str, *, targets: list[RunTarget] | None = None) -> None:
+    """`targets`: the run's targets (repository.targets_of) when the caller has read them already."""
     allowed, to = TRANSITIONS[transition]
     if run.status not in allowed:
         raise Conflict(f"run is {run.status.value}; it cannot {transition}", code="run_state")
     was_active = run.status in ACTIVE_STATUSES
     run.status = to
     if was_active != (to in ACTIVE_STATUSES):
-        _hold_devices(run, to in ACTIVE_STATUSES)
+        _hold_devices(run, to in ACTIVE_STATUSES, targets)
 
 
-def _hold_devices(run: Run, held: bool) -> None:
+def _hold_devices(run: Run, held: bool, targets: list[RunTarget] | None = None) -> None:
     """A multi-target run holds each of its targets' devices while it is assigned or running (one
     row per device: targets that share a device hold it once); the partial unique index on
-    run_targets makes a device held by two runs an IntegrityError at the flush."""
+    run_targets makes a device held by two runs an IntegrityError at the flush. `targets`: as the
+    caller read them in this transaction (dispatch and the result upload do), else read here."""
     session = object_session(run)
     if session is None:
         return
     seen: set[uuid.UUID] = set()
-    with session.no_autoflush:  # dispatch flushes the move inside its savepoint, not here
-        targets = repository.targets_of(session, [run.id])[run.id]
+    if targets is None:
+        with session.no_autoflush:  # dispatch flushes the move inside its savepoint, not here
+            targets = repository.targets_of(session, [run.id])[run.id]
     for t in targets:
         t.held = held and t.device_id is not None and t.device_id not in seen
         if t.device_id is not None:
             seen.add(t.device_id)
 
 
-def _finish(run: Run, transition: str, error: str | None, *, at: datetime | None = None) -> None:
-    _move(run, transition)
+def _finish(
+    run: Run,
+    transition: str,
+    error: str | None,
+    *,
+    at: datetime | None = None,
+    targets: list[RunTarget] | None = None,
+) -> None:
+    _move(run, transition, targets=targets)
     run.finished_at, run.error, run.lease_expires_at = at or utcnow(), error, None
     if run.group_id is not None and transition in ("fail", "cancel"):
         _stop_group(run, "failed" if transition == "fail" else "was cancelled", error)
@@ -846,7 +856,7 @@ def dispatch(session: Session, *, run_id: uuid.UUID) -> uuid.UUID | None:
     if devices and repository.device_busy(session, list(devices)):
         return None
     now = utcnow()
-    _move(run, "assign")
+    _move(run, "assign", targets=targets)
     run.assigned_at, run.lease_id = now, uuid.uuid4()
     run.lease_expires_at = now + timedelta(seconds=get_settings().lease_start_timeout_s)
     run.attempt += 1
@@ -1068,7 +1078,18 @@ def _fail_as_lost(session: Session, runs: list[Run]) -> list[uuid.UUID]:
 
 def leased_run(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, lease_id: uuid.UUID) -> Run:
     """The agent's run, locked, when `lease_id` is still its lease (else 404 / 409 lease_lost)."""
-    run = repository.get_for_agent(session, run_id, principal.agent_id)
+    return _leased(repository.get_for_agent(session, run_id, principal.agent_id), lease_id)
+
+
+def leased_run_and_upload(
+    session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, lease_id: uuid.UUID
+) -> tuple[Run, uuid.UUID | None]:
+    """`leased_run` and the upload id of the result already stored for it (None: none yet)."""
+    run, upload_id = repository.get_for_agent_with_upload(session, run_id, principal.agent_id)
+    return _leased(run, lease_id), upload_id
+
+
+def _leased(run: Run | None, lease_id: uuid.UUID) -> Run:
     if run is None:
         raise NotFound("run not found for this agent")
     if run.lease_id != lease_id:
@@ -1185,7 +1206,14 @@ def fail(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body
     return run
 
 
-def succeed(session: Session, *, run: Run, engine_started_at: datetime, engine_finished_at: datetime) -> None:
+def succeed(
+    session: Session,
+    *,
+    run: Run,
+    engine_started_at: datetime,
+    engine_finished_at: datetime,
+    targets: list[RunTarget] | None = None,
+) -> None:
     """The run's result was stored: it succeeded when its engine finished. `finished_at` is the
     engine's end as the agent measured it, not the upload time (a spooled result may arrive
     much later; the upload time is `RunResult.uploaded_at`). An agent clock that disagrees with
@@ -1201,7 +1229,7 @@ def succeed(session: Session, *, run: Run, engine_started_at: datetime, engine_f
         end = now
     elif not run.started_at <= end <= now:
         end = min(now, run.started_at + max(engine_finished_at - engine_started_at, timedelta(0)))
-    _finish(run, "succeed", None, at=end)
+    _finish(run, "succeed", None, at=end, targets=targets)
     if run.progress:
         run.progress = {**run.progress, "percent": 100.0}
     enqueue(session, "run.dispatch_pending")

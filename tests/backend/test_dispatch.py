@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from backend.agent import repository as agent_repo
@@ -13,6 +14,7 @@ from backend.models import RunStatus
 from backend.run import service as run_service
 from tests.factories import create_agent, create_run, create_user, engine_document
 from tests.services import Postgres
+from tests.sql import captured_sql
 
 
 def test_dispatch_needs_an_online_idle_agent(session: Session) -> None:
@@ -68,7 +70,9 @@ def test_stale_assigned_runs_requeue_then_fail_and_running_runs_fail(session: Se
     assert running.status == RunStatus.failed and "stopped reporting" in (running.error or "")
 
 
-def test_a_late_result_for_a_reaped_run_is_kept_not_duplicated(client: TestClient, session: Session) -> None:
+def test_a_late_result_for_a_reaped_run_is_kept_not_duplicated(
+    client: TestClient, session: Session, connection: Connection
+) -> None:
     u = create_user(session)
     a = create_agent(session, team=u.team)
     lease_id = uuid.uuid4()
@@ -90,8 +94,20 @@ def test_a_late_result_for_a_reaped_run_is_kept_not_duplicated(client: TestClien
         "started_at": "2026-11-21T10:00:00Z",
         "finished_at": "2026-11-21T10:00:06Z",
     }
-    assert client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers).status_code == 201
+    with captured_sql(connection) as statements:
+        assert client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers).status_code == 201
     assert client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()["status"] == "succeeded"
+    # the run and whether a result is stored for it in one statement; its targets read once
+    # (docs/benchmarks.md § Session 28)
+    reads = [s for s in statements if s.startswith("SELECT")]
+    assert not any(s.startswith("SELECT RUN_RESULTS") for s in reads), [s[:100] for s in reads]
+    assert sum("FROM RUN_TARGETS" in s for s in reads) == 1, [s[:100] for s in reads]
+    again = client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers)
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    other = client.put(
+        f"/api/v1/runs/{run.id}/result", json=up | {"upload_id": str(uuid.uuid4())}, headers=a.headers
+    )
+    assert other.status_code == 409 and other.json()["error"] == "result_exists", other.text
 
 
 def test_silent_agents_go_offline(session: Session) -> None:
