@@ -11,7 +11,9 @@ backend never imports `worker/`):
   rows whose immediate send failed (Redis down), or whose process died before sending.
 
 Rows are claimed with `FOR UPDATE SKIP LOCKED` and marked sent in the same transaction after the
-broker accepted them: delivery is at-least-once, so every task must be idempotent.
+broker accepted them (the send after commit marks them as it claims them, in one statement, and
+marks those the broker refused unsent again before its commit): delivery is at-least-once, so
+every task must be idempotent.
 
 The request id of the request (or task) that queued a row rides along in its kwargs under
 `_request_id` and is sent as the message header `iowatt_request_id`, not as a task argument: the
@@ -23,7 +25,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, event, select
+from sqlalchemy import delete, event, select, update
 from sqlalchemy.orm import Session
 
 from backend.config import get_settings
@@ -99,13 +101,11 @@ def producer() -> "Celery":
     return app
 
 
-def _publish(row: OutboxTask) -> None:
-    kwargs = dict(row.kwargs)
+def _publish(name: str, stored_kwargs: dict[str, Any]) -> None:
+    kwargs = dict(stored_kwargs)
     request_id = kwargs.pop(REQUEST_ID_KWARG, None)
     headers = {REQUEST_ID_HEADER: request_id} if request_id else None
-    producer().send_task(
-        row.name, kwargs=kwargs, headers=headers, retry=False, priority=priority_of(row.name)
-    )
+    producer().send_task(name, kwargs=kwargs, headers=headers, retry=False, priority=priority_of(name))
 
 
 def send_pending(session: Session, ids: Iterable[int] | None = None, limit: int = BATCH) -> int:
@@ -118,7 +118,7 @@ def send_pending(session: Session, ids: Iterable[int] | None = None, limit: int 
     sent = 0
     for row in rows:
         try:
-            _publish(row)
+            _publish(row.name, row.kwargs)
         except Exception as exc:  # the broker is down or refused: the row stays unsent
             row.attempts += 1
             row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
@@ -136,12 +136,51 @@ def purge_sent(session: Session) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+def _send_committed(session: Session, ids: list[int]) -> int:
+    """`send_pending` for the rows a transaction just committed, in two statements less and
+    without the ORM (bench/load/route_cpu.py: the send was about a quarter of a `POST /runs`'
+    CPU; docs/benchmarks.md § Session 28). One statement claims the unsent ones a sender does not
+    hold (SKIP LOCKED, as `send_pending`) and marks them sent, returning what to publish; a row
+    the broker refuses, and those after it, are marked unsent again with the error on that row.
+    All in the caller's transaction: a crash before its commit leaves every row unsent (sent
+    again: at-least-once, as before)."""
+    claimable = (
+        select(OutboxTask.id)
+        .where(OutboxTask.id.in_(ids), OutboxTask.sent_at.is_(None))
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    returned = session.execute(
+        update(OutboxTask)
+        .where(OutboxTask.id.in_(claimable))
+        .values(sent_at=utcnow())
+        .returning(OutboxTask.id, OutboxTask.name, OutboxTask.kwargs)
+    ).all()
+    claimed = sorted(returned, key=lambda row: row[0])  # RETURNING's order is not the ids
+    for sent, (row_id, name, kwargs) in enumerate(claimed):
+        try:
+            _publish(name, kwargs)
+        except Exception as exc:  # the broker is down or refused: this row and the rest stay unsent
+            error = f"{type(exc).__name__}: {exc}"[:2000]
+            log.warning("outbox.send_failed", task=name, outbox_id=row_id, error=error[:200])
+            session.execute(
+                update(OutboxTask)
+                .where(OutboxTask.id == row_id)
+                .values(sent_at=None, attempts=OutboxTask.attempts + 1, last_error=error)
+            )
+            rest = [r[0] for r in claimed[sent + 1 :]]
+            if rest:
+                session.execute(update(OutboxTask).where(OutboxTask.id.in_(rest)).values(sent_at=None))
+            return sent
+    return len(claimed)
+
+
 def _send_now(ids: list[int]) -> None:
     from backend.db import unit_of_work  # backend.db imports this module for its hooks
 
     try:
         with unit_of_work() as session:
-            send_pending(session, ids)
+            _send_committed(session, ids)
     except Exception as exc:  # never fails the request: the beat sender retries every second
         log.warning("outbox.send_now_failed", error=str(exc)[:200])
 
