@@ -388,8 +388,9 @@ def try_lease(
         agent.boot_id = boot_id  # a run this poll hands out records it when it starts
     if not holds_runs:
         return None  # nothing to hand out, nothing lost
-    run_service.fail_lost(session, agent_id=agent_id, idle_since=polled_at, boot_id=boot_id)
-    run = run_service.hand_out(session, agent_id=agent_id)
+    run, paths = run_service.hand_out_after_lost(
+        session, agent_id=agent_id, idle_since=polled_at, boot_id=boot_id
+    )
     if run is None:
         return None
     spec = load_spec(run.workload_spec)  # never fails on a row an older schema wrote
@@ -399,7 +400,7 @@ def try_lease(
         lease_id=run.lease_id,
         lease_expires_at=run.lease_expires_at,
         target_path=run.target_path,
-        targets=run_service.target_paths(session, run),
+        targets=paths,
         engine_job=spec.engine_job(),
         # the idle baseline before and after the load counts against the agent's hard timeout too
         timeout_s=spec.timeout_s() + int(2 * (run.idle_s if run.idle_s is not None else DEFAULT_IDLE_S)),

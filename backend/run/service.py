@@ -2,10 +2,10 @@
 
 Every transition happens only here (one table, `TRANSITIONS`), under a row lock, so the
 dispatcher, the agents, the lease reaper and an agent's own reports can race without losing or
-duplicating a run. Other domains call the named functions (`dispatch`, `hand_out`, `start`,
-`progress`, `succeed`, `fail`, `cancel`, `expire_stale_leases`, `fail_lost`, `fail_lost_to_restart`,
-`fail_agent_runs`, `record_import`); tests/backend/test_architecture.py keeps them from writing a run's status
-themselves.
+duplicating a run. Other domains call the named functions (`dispatch`, `hand_out`,
+`hand_out_after_lost`, `start`, `progress`, `succeed`, `fail`, `cancel`, `expire_stale_leases`,
+`fail_lost`, `fail_lost_to_restart`, `fail_agent_runs`, `record_import`);
+tests/backend/test_architecture.py keeps them from writing a run's status themselves.
 """
 
 import uuid
@@ -1123,12 +1123,6 @@ def target_jobs(session: Session, run: Run, index: int) -> tuple[str, list[Resul
     return t.target_path, rows
 
 
-def target_paths(session: Session, run: Run) -> list[str] | None:
-    """A multi-target run's targets in order (the lease's `targets`); None for one target."""
-    targets = repository.targets_of(session, [run.id])[run.id]
-    return [t.target_path for t in targets] or None
-
-
 def hand_out(session: Session, *, agent_id: uuid.UUID) -> Run | None:
     """The run the dispatcher assigned to this agent, if any, with its lease renewed from now
     (the agent has lease_start_timeout_s to start it)."""
@@ -1137,6 +1131,26 @@ def hand_out(session: Session, *, agent_id: uuid.UUID) -> Run | None:
         return None
     run.lease_expires_at = utcnow() + timedelta(seconds=get_settings().lease_start_timeout_s)
     return run
+
+
+def hand_out_after_lost(
+    session: Session, *, agent_id: uuid.UUID, idle_since: datetime, boot_id: uuid.UUID | None
+) -> tuple[Run | None, list[str] | None]:
+    """A lease poll of an agent that holds runs: `fail_lost`, then `hand_out` with the run's
+    targets (`target_paths`), from one read of the agent's runs."""
+    held = repository.held_by_agent(session, agent_id, started_before=idle_since)
+    lost = [
+        r
+        for r, _ in held
+        if r.status == RunStatus.running and (boot_id is None or r.started_boot_id != boot_id)
+    ]
+    _fail_as_lost(session, lost)
+    assigned = next(((r, p) for r, p in held if r.status == RunStatus.assigned), None)
+    if assigned is None:
+        return None, None
+    run, paths = assigned
+    run.lease_expires_at = utcnow() + timedelta(seconds=get_settings().lease_start_timeout_s)
+    return run, paths
 
 
 def start(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: LeaseRef) -> Run:

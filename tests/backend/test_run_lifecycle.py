@@ -246,8 +246,13 @@ def test_the_start_answer_reads_what_a_started_run_can_have(
         == 200
     )
     assert run_service.dispatch(session, run_id=run.id) == a.agent.id
-    lease = _poll(client, a)
-    assert lease is not None
+    with captured_sql(connection) as statements:
+        lease = _poll(client, a)
+    assert lease is not None and lease["run_id"] == str(run.id) and lease["targets"] is None
+    # the look that finds it reads the agent's runs (lost ones to fail, the assigned one to hand
+    # out, its targets) in one statement
+    runs_read = [s for s in statements if s.startswith(("SELECT RUNS.", "SELECT RUN_TARGETS."))]
+    assert len(runs_read) == 1, [s[:120] for s in runs_read]
     with captured_sql(connection) as statements:
         r = client.post(
             f"/api/v1/runs/{run.id}/start", json={"lease_id": lease["lease_id"]}, headers=a.headers
