@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     bulk_concurrency: int = Field(2, ge=0, le=1000)
     bulk_queue: int = Field(200, ge=0, le=100_000)
     bulk_wait_s: float = Field(20.0, gt=0, le=600)
+    # Celery (worker/app.py): a task whose worker died holding it unacknowledged (SIGKILL, OOM, a
+    # node lost) is handed to another worker once it has waited this long; every task's time
+    # limits are derived from it (soft 0.8x, hard 0.9x), so no live task outlasts it and is run twice
+    task_visibility_timeout_s: int = Field(300, ge=1, le=24 * 3600)
     # agent tokens (docs/adr/0011): lifetime of a token (an agent rotates it when half is left), and
     # how long the previous token still works once its successor has been used (requests in flight)
     agent_token_ttl_s: int = Field(30 * 24 * 3600, ge=10, le=366 * 24 * 3600)

@@ -26,6 +26,20 @@ celery_app = Celery(
         "worker.tasks.series",
     ],
 )
+# A task is acknowledged when it ends (acks_late): every task is idempotent and takes ids, so a task
+# whose worker died runs again. A pool process that dies is noticed by its worker, which requeues
+# the task at once (reject_on_worker_lost). A whole worker that dies (SIGKILL, OOM, a node or pod
+# lost) tells nobody: Redis keeps the task as unacknowledged, and another worker puts it back on the
+# queue once it has been so for the visibility timeout (kombu looks every 10 s: interval 10 s,
+# throttle 1; its default throttle, 10, looks every 100 s). Celery's default, 1 h, left such a task
+# (a dispatch, an energy computation, a change's alert) waiting an hour. A live task that outlasts
+# the timeout would be handed to a second worker while it runs, so every task's time limits derive
+# from it: soft at 0.8x (SoftTimeLimitExceeded: the task's transaction rolls back, task.failed is
+# logged), hard at 0.9x (prefork kills the pool process; the task is acknowledged as failed, never
+# requeued in a loop). The longest tasks are bounded batches (energy.recompute_*: RECOMPUTE_BATCH
+# runs, then the next batch as a task of its own; series.gather likewise); the default, 300 s, is
+# minutes of margin over them (docs/operations.md § Faults the server rides out).
+VISIBILITY_TIMEOUT_S = settings.task_visibility_timeout_s
 celery_app.conf.update(
     task_serializer="json",
     accept_content=["json"],
@@ -33,8 +47,13 @@ celery_app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
-    # Tasks are short (milliseconds): an hour of visibility is ample and avoids spurious redelivery.
-    broker_transport_options={"visibility_timeout": 3600},
+    broker_transport_options={
+        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+    },
+    task_soft_time_limit=0.8 * VISIBILITY_TIMEOUT_S,
+    task_time_limit=0.9 * VISIBILITY_TIMEOUT_S,
     broker_connection_retry_on_startup=True,
     beat_schedule=BEAT_SCHEDULE,
     timezone="UTC",

@@ -112,14 +112,22 @@ def upsert_energy(session: Session, run_id: uuid.UUID, values: dict[str, Any]) -
 
 
 def runs_with_power(
-    session: Session, *, environment_id: uuid.UUID | None, device_id: uuid.UUID | None
+    session: Session,
+    *,
+    environment_id: uuid.UUID | None,
+    device_id: uuid.UUID | None,
+    after: uuid.UUID | None = None,
+    limit: int | None = None,
 ) -> list[uuid.UUID]:
+    """The runs with a power record, by id: those after `after`, at most `limit`."""
     q = select(Run.id).join(RunPower, RunPower.run_id == Run.id).where(RunPower.status == "ok")
     if environment_id is not None:
         q = q.where(Run.environment_id == environment_id)
     if device_id is not None:
         q = q.where(Run.device_id == device_id)
-    return list(session.scalars(q))
+    if after is not None:
+        q = q.where(Run.id > after)
+    return list(session.scalars(q.order_by(Run.id).limit(limit)))
 
 
 def powers_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, RunPower]:

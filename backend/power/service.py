@@ -126,9 +126,16 @@ def compute(session: Session, *, run_id: uuid.UUID) -> RunEnergy | None:
 
 
 def runs_to_recompute(
-    session: Session, *, environment_id: uuid.UUID | None = None, device_id: uuid.UUID | None = None
+    session: Session,
+    *,
+    environment_id: uuid.UUID | None = None,
+    device_id: uuid.UUID | None = None,
+    after: uuid.UUID | None = None,
+    limit: int | None = None,
 ) -> list[uuid.UUID]:
-    return repository.runs_with_power(session, environment_id=environment_id, device_id=device_id)
+    return repository.runs_with_power(
+        session, environment_id=environment_id, device_id=device_id, after=after, limit=limit
+    )
 
 
 def energy_of(session: Session, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, EnergyRead]:

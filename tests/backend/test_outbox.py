@@ -337,3 +337,33 @@ def test_the_backend_imports_nothing_from_the_worker() -> None:
             )
             offenders += [f"{path.name}: {n}" for n in names if n == "worker" or n.startswith("worker.")]
     assert offenders == []
+
+
+def test_a_recompute_runs_in_bounded_batches_each_queueing_the_next(
+    env: tuple[str, LocalRedis], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """energy.recompute_device (and _environment) takes RECOMPUTE_BATCH runs and queues the rest
+    as a task of its own: no task outlasts worker/app.py's time limits, whatever the history."""
+    from sqlalchemy import update
+
+    from backend.db import unit_of_work
+    from backend.main import create_app
+    from backend.models import Run
+    from worker.tasks import energy
+
+    url, r = env
+    with TestClient(create_app(), raise_server_exceptions=True) as client:
+        leased = [_leased_run(url, client) for _ in range(3)]
+        for run_id, body, headers in leased:
+            assert client.put(f"/api/v1/runs/{run_id}/result", json=body, headers=headers).status_code == 201
+    _drain(r)  # each run's own energy.compute_run
+    ids = sorted(run_id for run_id, _, _ in leased)
+    with unit_of_work() as s:  # the three runs on one device
+        device_id = s.get(Run, ids[0]).device_id  # type: ignore[union-attr]
+        s.execute(update(Run).where(Run.id.in_(ids)).values(device_id=device_id))
+    monkeypatch.setattr(energy, "RECOMPUTE_BATCH", 2)
+    assert energy.recompute_device(str(device_id)) == 2
+    nxt = r.messages()
+    assert nxt == [("energy.recompute_device", {"device_id": str(device_id), "after_id": str(ids[1])})]
+    assert energy.recompute_device(**nxt[0][1]) == 1  # the last run, and nothing queued after it
+    assert r.messages() == []

@@ -24,6 +24,20 @@ from tests.waiting import wait_until
 # the module's tests share its worker: one test process
 pytestmark = pytest.mark.xdist_group("celery-worker")
 
+VISIBILITY_S = 5
+
+# A worker that takes a task as ours do (acknowledged when it ends) and dies holding it
+# (SIGKILLed: it never closes its connection, which would give the task back)
+DYING_WORKER = """
+import sys, time, kombu
+with kombu.Connection(sys.argv[1]) as c:
+    m = c.SimpleQueue(sys.argv[2]).get(timeout=30)
+    print(m.headers["id"], flush=True)
+    time.sleep(300)
+"""
+# that task's queue, which no worker consumes until the dying one took it
+ORPHANS = "orphans"
+
 
 @dataclass
 class Worker:
@@ -46,7 +60,13 @@ def worker(pg: Postgres, redis_url: str, db_url: str) -> Iterator[Worker]:
     broker = redis_url.rsplit("/", 1)[0] + "/5"
     work = Path(tempfile.mkdtemp(prefix="iowatt-worker-test-"))
     log = work / "worker.log"
-    env = {**os.environ, "IOWATT_DATABASE_URL": url, "IOWATT_REDIS_URL": broker}
+    env = {
+        **os.environ,
+        "IOWATT_DATABASE_URL": url,
+        "IOWATT_REDIS_URL": broker,
+        # a task whose worker died is taken again after 5 s here, 300 s by default (worker/app.py)
+        "IOWATT_TASK_VISIBILITY_TIMEOUT_S": str(VISIBILITY_S),
+    }
     with log.open("wb") as out:
         proc = subprocess.Popen(
             celery_worker_argv("-B", "--schedule", str(work / "beat-schedule"), "-Q", "celery"),
@@ -133,3 +153,48 @@ def test_beat_sends_an_outbox_row_that_was_never_sent(worker: Worker) -> None:
         message=lambda: f"{state()}",
     )
     assert "outbox.send" in worker.output_since(offset)
+
+
+def test_a_task_whose_worker_died_holding_it_runs_on_another_after_the_visibility_timeout(
+    worker: Worker,
+) -> None:
+    """A whole worker that dies (SIGKILL, OOM, a node lost) tells nobody: its task waits, as
+    unacknowledged, for the visibility timeout (worker/app.py; Celery's default was an hour), then
+    a live worker puts it back and runs it (kombu looks every 10 s)."""
+    import sys
+    import time
+    import uuid
+
+    from celery import Celery
+
+    offset = worker.log.stat().st_size
+    task_id = str(uuid.uuid4())
+    app = Celery(broker=worker.broker)
+    app.send_task(
+        "energy.recompute_device", kwargs={"device_id": str(uuid.uuid4())}, task_id=task_id, queue=ORPHANS
+    )
+    dying = subprocess.Popen(
+        [sys.executable, "-c", DYING_WORKER, worker.broker, ORPHANS], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert dying.stdout is not None and dying.stdout.readline().strip() == task_id
+    finally:
+        dying.kill()
+        dying.wait()
+    died = time.monotonic()
+    # the live worker takes the orphans' queue on from now (its restore looks at every queue's
+    # unacknowledged tasks, and puts this one back on its own queue): once it is ready, since a
+    # broadcast reaches only the workers listening when it is sent
+    wait_until(lambda: " ready." in worker.output_since(0), timeout=60, interval=0.2, message="worker ready")
+    assert app.control.add_consumer(ORPHANS, reply=True, timeout=10)
+    ran = f'"task_id": "{task_id}"'
+    wait_until(
+        lambda: any(ran in ln and '"task.done"' in ln for ln in worker.output_since(offset).splitlines()),
+        timeout=VISIBILITY_S + 30,
+        interval=0.2,
+        message=lambda: worker.output_since(offset)[-3000:],
+    )
+    took = time.monotonic() - died
+    # not before the timeout (a task a live worker still runs is not taken from it), well before
+    # an hour: the timeout and at most one 10 s look more, and a margin for a loaded machine
+    assert VISIBILITY_S <= took < VISIBILITY_S + 25, took
