@@ -547,7 +547,9 @@ class Config:
     run_s: float = 2.0  # the simulated engine's runtime
     idle_s: float = 0.5  # idle baseline before and after (RunCreate.idle_s)
     power_hz: float = 10.0
-    think_s: float = 1.0  # mean pause between a user's actions (exponential)
+    # mean pause between a user's actions (exponential): a person reading the page an action showed
+    # before the next (README § Users; 1 s is the stress round, not a person's pace)
+    think_s: float = 5.0
     queue_share: float = 0.35  # of a user's actions; the rest: list, open a run, compare
     max_runs: int | None = None  # stop queueing after this many runs (the smoke test)
     lease_wait_s: float | None = None  # None: the wait the server names (25 s until it does), as the agent

@@ -140,7 +140,12 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=45.0, help="how long users queue and browse per round")
     ap.add_argument("--run-s", type=float, default=2.0, help="the simulated engine's runtime per run")
     ap.add_argument("--idle-s", type=float, default=0.5, help="idle baseline before and after each run")
-    ap.add_argument("--think-s", type=float, default=1.0, help="users' mean pause between actions")
+    ap.add_argument(
+        "--think-s",
+        type=float,
+        default=5.0,
+        help="users' mean pause between actions: a person's pace (5 s); 1 s is the stress round (README § Users)",
+    )
     ap.add_argument("--queue-share", type=float, default=0.35, help="share of user actions that queue a run")
     ap.add_argument("--max-runs", type=int, help="queue at most this many runs per round")
     ap.add_argument("--ingest-samples", type=int, default=100_000)
