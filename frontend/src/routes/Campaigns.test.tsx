@@ -507,12 +507,16 @@ describe("campaigns", () => {
   it("follows a running campaign and lands on its comparison when it is done", async () => {
     setToken("t");
     let polls = 0;
+    const runsAsked: string[] = [];
     stubApi({
       "GET /api/v1/campaigns/c1": () => {
         polls += 1;
         return { body: campaign(polls > 1) };
       },
-      "GET /api/v1/runs": () => ({ body: { items: [], total: 0 } }),
+      "GET /api/v1/runs": (req) => {
+        runsAsked.push(new URL(req.url).search);
+        return { body: { items: [], total: 0 } };
+      },
     });
     renderAt(
       <Routes>
@@ -531,6 +535,13 @@ describe("campaigns", () => {
         ),
       { timeout: 5000 },
     );
+    // its runs table shows names, statuses and targets: the list it polls carries neither the runs'
+    // figures nor an active run's live reports
+    expect(runsAsked.length).toBeGreaterThan(0);
+    for (const q of runsAsked) {
+      const params = new URLSearchParams(q);
+      expect([params.get("jobs"), params.get("samples")]).toEqual(["false", "false"]);
+    }
   }, 10_000);
 
   it("sizes Delete campaign like its neighbours in the header", async () => {

@@ -785,7 +785,9 @@ export function CampaignDetail() {
   const { id = "" } = useParams();
   const navigate = useNavigate();
   const q = useQuery(campaignQuery(id));
-  const runs = useQuery(runsQuery({ limit: 500 }));
+  // the table shows each run's name, status and target: neither its figures nor an active run's live
+  // reports (polled every 2 s while one is active: up to 300 reports a running run each time)
+  const runs = useQuery(runsQuery({ limit: 500, jobs: false, samples: false }));
   const agents = useQuery(agentsQuery());
   const wasDone = useRef<boolean | null>(null);
   const c = q.data;
