@@ -451,7 +451,7 @@ describe("RunDetail header", () => {
     const bar = await screen.findByRole("progressbar", {}, { timeout: 5000 });
     await screen.findByTestId("run-summary");
     await waitFor(() =>
-      expect(screen.getByTestId("run-chart-live").textContent).toContain("last 3"),
+      expect(screen.getByTestId("run-chart-live").textContent).toContain("last 3 reports"),
     );
     const drawn = summaryDrawn();
     const before = bar.getAttribute("aria-valuenow");
@@ -464,7 +464,7 @@ describe("RunDetail header", () => {
     // the live part drew each new report: the bar and the chart moved on
     await waitFor(() => expect(bar.getAttribute("aria-valuenow")).not.toBe(before));
     await waitFor(() =>
-      expect(screen.getByTestId("run-chart-live").textContent).toContain("last 6"),
+      expect(screen.getByTestId("run-chart-live").textContent).toContain("last 6 reports"),
     );
     // the rest of the page is as drawn; the whole run was read once, and an active run's series
     // (stored with its result, which ends the run) is not asked for

@@ -62,8 +62,8 @@ const LiveChart = memo(function LiveChart({ samples }: { samples: Sample[] | und
   return (
     <div className="chart" data-testid="run-chart-live">
       <p className="small muted">
-        Live: throughput and IOPS of the engine's reports, about one a second (the last{" "}
-        {points.length}; seconds since the run started)
+        Live: throughput and IOPS of the engine's last {points.length} reports, about one a second;
+        time since the run started
       </p>
       <ThroughputChart points={points} />
     </div>

@@ -8,7 +8,7 @@ import {
   YAxis,
 } from "recharts";
 import { sig3 } from "../../lib/format";
-import { tickNumber } from "./axis";
+import { tickNumber, timeTicks } from "./axis";
 
 interface AxisSeries {
   /** Field of each data point holding this series, already in `unit`. */
@@ -56,6 +56,10 @@ function AxisTitles({ left, right }: { left: AxisSeries; right: AxisSeries }) {
 
 /** Two lines sharing an x axis, each on its own labelled y axis (e.g. MB/s and IOPS over time). */
 export function DualAxisLineChart({ data, x, left, right, height = 280, width }: Props) {
+  // a time axis in seconds gets round ticks (0, 30, 60 s; minutes when long), from a round time
+  const xs = data.map((d) => d[x.key]).filter((v): v is number => Number.isFinite(v));
+  const time = x.unit === "s" && xs.length > 1 ? timeTicks(Math.min(...xs), Math.max(...xs)) : null;
+  const timed = time && time.ticks.length > 1 ? time : null;
   const chart = (
     <LineChart
       data={data}
@@ -67,11 +71,16 @@ export function DualAxisLineChart({ data, x, left, right, height = 280, width }:
       <XAxis
         dataKey={x.key}
         type="number"
-        domain={["dataMin", "dataMax"]}
+        domain={[timed?.ticks[0] ?? "dataMin", "dataMax"]}
+        ticks={timed?.ticks}
         allowDecimals={false}
         interval={0}
-        tickFormatter={(v: number) => sig3(v)}
-        label={{ value: `${x.label} (${x.unit})`, position: "insideBottom", offset: -14 }}
+        tickFormatter={(v: number) => (timed ? timed.format(v) : sig3(v))}
+        label={{
+          value: `${x.label} (${timed ? timed.unit : x.unit})`,
+          position: "insideBottom",
+          offset: -14,
+        }}
       />
       <YAxis yAxisId="left" interval={0} tickFormatter={tickNumber} stroke={left.color} />
       <YAxis

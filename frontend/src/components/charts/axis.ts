@@ -21,3 +21,30 @@ export function niceTicks(min: number, max: number, count = 8): number[] {
   }
   return out;
 }
+
+/** A time axis in seconds: its ticks at round times, and their unit. */
+export interface TimeAxis {
+  /** In seconds, the data's unit, from the first round time at or before the data's first point. */
+  ticks: number[];
+  unit: "s" | "min";
+  /** A tick's label in `unit`. */
+  format: (s: number) => string;
+}
+
+// steps a reader counts in: seconds up to 10 minutes of data, then minutes (in seconds here)
+const SECOND_STEPS = [1, 2, 5, 10, 15, 30, 60, 120];
+const MINUTE_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 240, 360, 720, 1440].map((m) => m * 60);
+
+/** Ticks at round times over [min, max] seconds, about `count` of them: 0, 30, 60, 90 s, not the
+ * 1, 36, 71, 106 s of even division; in minutes (0, 5, 10 min) when the data spans 10 minutes or more. */
+export function timeTicks(min: number, max: number, count = 6): TimeAxis {
+  const span = max - min;
+  const unit = span >= 600 ? "min" : "s";
+  const format = unit === "min" ? (s: number) => sig3(s / 60) : (s: number) => sig3(s);
+  if (!Number.isFinite(span) || span <= 0) return { ticks: [], unit, format };
+  const steps = unit === "min" ? MINUTE_STEPS : SECOND_STEPS;
+  const step = steps.find((s) => s >= span / count) ?? (steps.at(-1) as number);
+  const ticks: number[] = [];
+  for (let t = Math.floor(min / step) * step; t <= max + step * 1e-9; t += step) ticks.push(t);
+  return { ticks, unit, format };
+}

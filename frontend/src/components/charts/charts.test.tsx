@@ -1,6 +1,6 @@
 import { render } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import { tickNumber } from "./axis";
+import { tickNumber, timeTicks } from "./axis";
 import { ChangeBarChart, changeChartHeight, VERDICT_COLOR } from "./ChangeBarChart";
 import { DualAxisLineChart } from "./DualAxisLineChart";
 import { GroupedBarChart, PLOT_HEIGHT } from "./GroupedBarChart";
@@ -196,5 +196,50 @@ describe("DualAxisLineChart", () => {
     );
     expect(rotated).toHaveLength(0);
     expect(container.querySelector("svg")?.textContent).not.toContain("IOPS");
+  });
+});
+
+describe("a time axis at round times", () => {
+  it("ticks 0, 30, 60 s, not 1, 36, 71 (even division); minutes when the data spans 10 minutes", () => {
+    expect(timeTicks(1, 140).ticks).toEqual([0, 30, 60, 90, 120]);
+    expect(timeTicks(3.2, 11.9).ticks).toEqual([2, 4, 6, 8, 10]);
+    const long = timeTicks(95, 1900);
+    expect(long.unit).toBe("min");
+    expect(long.ticks.map(long.format)).toEqual(["0", "10", "20", "30"]);
+    expect(timeTicks(5, 5).ticks).toEqual([]);
+  });
+
+  it("draws the live chart's seconds at round ticks, in minutes with the axis saying so", () => {
+    const rows = (from: number, to: number) =>
+      Array.from({ length: 80 }, (_, i) => ({
+        t: from + ((to - from) * i) / 79,
+        mbps: 10 + (i % 3),
+        iops: 2560,
+      }));
+    const draw = (data: Record<string, number>[]) => {
+      const { container, unmount } = render(
+        <DualAxisLineChart
+          data={data}
+          x={{ key: "t", label: "time", unit: "s" }}
+          left={{ key: "mbps", name: "Throughput", unit: "MB/s", color: "#2563eb" }}
+          right={{ key: "iops", name: "IOPS", unit: "IOPS", color: "#ea580c" }}
+          width={700}
+        />,
+      );
+      const ticks = [
+        ...container.querySelectorAll('.recharts-cartesian-axis-tick-value[orientation="bottom"]'),
+      ].map((t) => t.textContent);
+      const label = container.querySelector(".recharts-label")?.textContent;
+      unmount();
+      return { ticks, label };
+    };
+    expect(draw(rows(1, 140))).toEqual({
+      ticks: ["0", "30", "60", "90", "120"],
+      label: "time (s)",
+    });
+    expect(draw(rows(95, 1900))).toEqual({
+      ticks: ["0", "10", "20", "30"],
+      label: "time (min)",
+    });
   });
 });
