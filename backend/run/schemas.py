@@ -155,13 +155,27 @@ class Progress(OutputSchema):
         description="what the run is doing: the idle baseline before or after (the agent's "
         'job_name "idle_before"/"idle_after"), else the engine running job job_index'
     )
-    percent: float
+    percent: float = Field(
+        description="0-100 of the current job (the engine's), not of the run: see run_percent"
+    )
     elapsed_ns: int
     read_iops: float
     read_bw_bytes: int
     write_iops: float
     write_bw_bytes: int
     updated_at: datetime
+    run_percent: float = Field(
+        description="0-100 of the whole run at this report (backend/run/share.py): the idle baselines, "
+        "jobs of known length, a size-bound job by its own percent while it runs and by the run's clock "
+        "once done; never less than at an earlier report. A row stored before the field: `percent`"
+    )
+    run_eta_s: float | None = Field(
+        description="seconds the run has left by its plan at this report (a lower bound when "
+        "run_eta_at_least); null for a row stored before the field"
+    )
+    run_eta_at_least: bool = Field(
+        description="a job not yet done is size-bound (its length unknown): run_eta_s is a lower bound"
+    )
     samples: list[ProgressSample] = Field(
         description=f"the engine's reports while running, oldest first, the last {PROGRESS_SAMPLES} "
         "(about one a second): the live per-second chart"

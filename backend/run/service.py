@@ -81,6 +81,7 @@ from backend.run.schemas import (
     TagList,
     fit_name,
 )
+from backend.run.share import run_share
 from backend.workload import engine_limits
 from backend.workload import service as workload_service
 from backend.workload.facts import with_facts
@@ -811,13 +812,20 @@ def group_flags(run: Run) -> list[dict[str, str]]:
 
 
 def progress_read(stored: dict[str, Any], *, with_samples: bool = True) -> Progress:
-    """A run's stored progress; rows written before phases and samples read as a job with none
-    (`with_samples` false: none, whatever the row holds)."""
+    """A run's stored progress; rows written before phases, samples and the run's share read as a job
+    with none (`with_samples` false: none, whatever the row holds)."""
     name = str(stored.get("job_name", ""))
     phase = name if name in IDLE_PHASES else "job"
     if not with_samples:
         stored = {k: v for k, v in stored.items() if k != "samples"}
-    return Progress.model_validate({"samples": [], **stored, "phase": phase})
+    # a row written before the whole run's share was stored: the report's own percent, time left unknown
+    before = {
+        "samples": [],
+        "run_percent": stored.get("percent", 0.0),
+        "run_eta_s": None,
+        "run_eta_at_least": False,
+    }
+    return Progress.model_validate({**before, **stored, "phase": phase})
 
 
 def pass_summaries(spec: dict[str, Any], jobs: list[ResultJob]) -> list[PassSummary]:
@@ -1189,7 +1197,27 @@ def progress(
                 **{k: data[k] for k in ("read_iops", "read_bw_bytes", "write_iops", "write_bw_bytes")},
             }
         )
-    run.progress = {**data, "updated_at": now.isoformat(), "samples": samples[-PROGRESS_SAMPLES:]}
+    share = run_share(
+        run.workload_spec.get("jobs"),
+        idle_s=run.idle_s,
+        phase=body.job_name if body.job_name in IDLE_PHASES else "job",
+        job_index=body.job_index,
+        percent=body.percent,
+        elapsed_ns=body.elapsed_ns,
+        run_s=(now - run.started_at).total_seconds() if run.started_at else None,
+    )
+    # the share never goes back: it drops when a size-bound job starts and its length first shows
+    # (a 10 s job, one of unknown length, a 10 s job: 50 % as the second starts, 21 % once it shows
+    # 50 s long); it holds until the run catches up, and the time left says "at least" meanwhile
+    held = max(float((run.progress or {}).get("run_percent") or 0.0), share.percent)
+    run.progress = {
+        **data,
+        "updated_at": now.isoformat(),
+        "samples": samples[-PROGRESS_SAMPLES:],
+        "run_percent": round(held, 3),
+        "run_eta_s": round(share.eta_s, 3),
+        "run_eta_at_least": share.eta_at_least,
+    }
     stopped = group_stop_reason(session, run) is not None  # a member of a stopped group stops too
     return ProgressAck(
         cancel_requested=run.cancel_requested or stopped, lease_expires_at=run.lease_expires_at
@@ -1245,7 +1273,13 @@ def succeed(
         end = min(now, run.started_at + max(engine_finished_at - engine_started_at, timedelta(0)))
     _finish(run, "succeed", None, at=end, targets=targets)
     if run.progress:
-        run.progress = {**run.progress, "percent": 100.0}
+        run.progress = {
+            **run.progress,
+            "percent": 100.0,
+            "run_percent": 100.0,
+            "run_eta_s": 0.0,
+            "run_eta_at_least": False,
+        }
     enqueue(session, "run.dispatch_pending")
 
 

@@ -75,12 +75,16 @@ def test_another_teams_run_is_not_found(client: TestClient, session: Session) ->
     assert client.get(f"/api/v1/runs/{run.id}/system").status_code == 401
 
 
-def _running(client: TestClient, session: Session) -> tuple[str, dict[str, str], str, dict[str, str]]:
+def _running(
+    client: TestClient, session: Session, workload: dict[str, object] | None = None
+) -> tuple[str, dict[str, str], str, dict[str, str]]:
     from backend.run import service as run_service
 
     u = create_user(session)
     a = create_agent(session, team=u.team)
     run = create_run(session, agent=a.agent)
+    if workload is not None:
+        run.workload_spec = workload
     assert run_service.dispatch(session, run_id=run.id) == a.agent.id
     r = client.post(f"/api/v1/agents/{a.agent.id}/lease?wait_s=0", headers=a.headers)
     assert r.status_code == 200, r.text
@@ -183,6 +187,54 @@ def test_a_list_that_draws_only_the_bar_gets_no_samples(client: TestClient, sess
     assert len(listed()["samples"]) == 3  # type: ignore[arg-type]
     bare = listed(jobs="false", samples="false")
     assert bare["samples"] == [] and bare["percent"] == 5.0 and bare["job_name"] == "randread-4k"
+
+
+def test_each_report_carries_the_whole_runs_share_which_never_goes_back(
+    client: TestClient, session: Session
+) -> None:
+    """progress.run_percent: the whole run's share (backend/run/share.py, its cases in
+    test_run_share.py), computed at each report for every reader, the CLI's bar included."""
+    jobs = [
+        dict(QUICK.model_dump(mode="json")["jobs"][0], name=n, runtime_s=s, ramp_time_s=0)
+        for n, s in (("a", 10), ("sized", None), ("c", 10))
+    ]
+    run_id, user, lid, agent = _running(client, session, {**QUICK.model_dump(mode="json"), "jobs": jobs})
+
+    def report(job_index: int, percent: float, elapsed_s: float) -> dict[str, object]:
+        body = {"lease_id": lid, "job_index": job_index, "job_name": jobs[job_index]["name"]}
+        body |= {"percent": percent, "elapsed_ns": int(elapsed_s * 1e9)}
+        assert client.post(f"/api/v1/runs/{run_id}/progress", json=body, headers=agent).status_code == 200
+        live = client.get(f"/api/v1/runs/{run_id}/progress", headers=user).json()["progress"]
+        return {k: live[k] for k in ("percent", "run_percent", "run_eta_s", "run_eta_at_least")}
+
+    # a half done: 5 of 20 s known, the size-bound job's length unknown (the time left at least 15 s)
+    assert report(0, 50.0, 5) == {
+        "percent": 50.0,
+        "run_percent": 25.0,
+        "run_eta_s": 15.0,
+        "run_eta_at_least": True,
+    }
+    assert report(1, 0.0, 0)["run_percent"] == 50.0
+    # 10 % of the size-bound job in 5 s: 50 s long, so 15 of 70 s; the bar holds at 50 % meanwhile
+    held = report(1, 10.0, 5)
+    assert held["run_percent"] == 50.0 and held["run_eta_s"] == 55.0 and held["percent"] == 10.0
+    listed = client.get("/api/v1/runs", params={"samples": "false", "jobs": "false"}, headers=user).json()
+    assert next(i for i in listed["items"] if i["id"] == run_id)["progress"]["run_percent"] == 50.0
+    # a row stored before the field: the report's own percent, the time left unknown
+    old = run_service.progress_read(
+        {
+            "job_index": 0,
+            "job_name": "a",
+            "percent": 40.0,
+            "elapsed_ns": 1,
+            "read_iops": 0,
+            "read_bw_bytes": 0,
+            "write_iops": 0,
+            "write_bw_bytes": 0,
+            "updated_at": "2026-12-08T00:00:00+00:00",
+        }
+    )
+    assert (old.run_percent, old.run_eta_s, old.run_eta_at_least) == (40.0, None, False)
 
 
 def test_a_bad_since_is_refused_and_another_teams_run_is_not_found(

@@ -189,6 +189,31 @@ def test_errors_carry_the_servers_body(status: int, cls: type[errors.ApiError]) 
     assert e.value.detail == body["detail"] and e.value.body["error"] == "run_not_found"
 
 
+def test_iowatt_runs_bar_is_the_whole_runs_share_not_the_current_jobs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`iowatt run`'s bar reads the server's run_percent: the 5th of 80 jobs 87 % done is 6.3 % of the
+    run (the bar read 87 %); a server older than the field gives the job's own."""
+    import typer
+    from iowatt_client import cli
+    from rich.progress import Progress
+
+    drawn: list[float] = []
+    update = Progress.update
+    monkeypatch.setattr(
+        Progress, "update", lambda self, task, **kw: (drawn.append(kw["completed"]), update(self, task, **kw))
+    )
+    report = {"job_index": 4, "job_name": "job04", "percent": 87.0, "samples": []}
+    for progress in ({**report, "run_percent": 6.3}, report):
+        live = {"status": "running", "cancel_requested": False, "progress": progress, "samples_kept": 300}
+        answers = [httpx.Response(200, json=live)]
+        # the run goes on past the timeout of 0 s: one poll, one bar drawn
+        with Client("http://x", transport=fake(answers, [])) as c, pytest.raises(typer.Exit):
+            cli.follow(c, "r1", show=True, interval_s=0, timeout_s=0)
+    assert drawn == [6.3, 87.0]
+    assert cli.run_percent("succeeded", report) == 100.0
+
+
 def test_pagination_walks_limit_and_offset_to_total() -> None:
     seen: list[httpx.Request] = []
     items = [{"n": i} for i in range(5)]

@@ -371,6 +371,15 @@ def progress_of(c: Client, run_id: str, since_t_s: float | None) -> Any:
         return c.get_run(run_id).model_dump(mode="json")
 
 
+def run_percent(status: str, progress: dict[str, Any]) -> float:
+    """The bar's share: the whole run's (the server's `run_percent`: idle baselines, every job), not
+    the engine's `percent` of the current job (a run in the 5th of its 80 jobs read 87 %); the job's
+    own from a server older than the field."""
+    if status in FINAL:
+        return 100.0
+    return float(progress.get("run_percent", progress.get("percent", 0.0)))
+
+
 def follow(
     c: Client, run_id: str, *, show: bool, interval_s: float = 1.0, timeout_s: float | None = None
 ) -> Any:
@@ -401,8 +410,7 @@ def follow(
             since = (p.get("samples") or [{"t_s": since}])[-1]["t_s"]
             if bar is not None and task is not None:
                 desc = status if not p else f"{status}: {p.get('job_name', '')}"
-                done = 100 if status in FINAL else p.get("percent", 0)
-                bar.update(task, description=desc[:60], completed=done)
+                bar.update(task, description=desc[:60], completed=run_percent(status, p))
             if status in FINAL:
                 return c.get_run(run_id)
             if deadline is not None and time.monotonic() > deadline:

@@ -7591,7 +7591,10 @@ export interface components {
             job_index: number;
             /** Job Name */
             job_name: string;
-            /** Percent */
+            /**
+             * Percent
+             * @description 0-100 of the current job (the engine's), not of the run: see run_percent
+             */
             percent: number;
             /**
              * Phase
@@ -7603,6 +7606,21 @@ export interface components {
             read_bw_bytes: number;
             /** Read Iops */
             read_iops: number;
+            /**
+             * Run Eta At Least
+             * @description a job not yet done is size-bound (its length unknown): run_eta_s is a lower bound
+             */
+            run_eta_at_least: boolean;
+            /**
+             * Run Eta S
+             * @description seconds the run has left by its plan at this report (a lower bound when run_eta_at_least); null for a row stored before the field
+             */
+            run_eta_s: number | null;
+            /**
+             * Run Percent
+             * @description 0-100 of the whole run at this report (backend/run/share.py): the idle baselines, jobs of known length, a size-bound job by its own percent while it runs and by the run's clock once done; never less than at an earlier report. A row stored before the field: `percent`
+             */
+            run_percent: number;
             /**
              * Samples
              * @description the engine's reports while running, oldest first, the last 300 (about one a second): the live per-second chart

@@ -60,6 +60,9 @@ function run(id: string, name: string, status: RunRead["status"] = "succeeded"):
             phase: "job" as const,
             samples: [],
             percent: 40,
+            run_percent: 40,
+            run_eta_s: 6,
+            run_eta_at_least: false,
             elapsed_ns: 1,
             read_iops: 0,
             read_bw_bytes: 0,
@@ -449,7 +452,7 @@ describe("charts drawn again only for another comparison", () => {
         // the running run moves on at each poll: the lists' data is new every time
         const busy = {
           ...running,
-          progress: running.progress && { ...running.progress, percent: polls },
+          progress: running.progress && { ...running.progress, run_percent: polls },
         };
         const items = status.includes("succeeded") ? [RAM, HDD] : [busy, RAM, HDD];
         return { body: { items, total: items.length, limit: 50, offset: 0 } };

@@ -83,6 +83,9 @@ function runAs(status: RunRead["status"]): RunRead {
             phase: "job" as const,
             samples: [],
             percent: 50,
+            run_percent: 50,
+            run_eta_s: 1,
+            run_eta_at_least: false,
             elapsed_ns: 1e9,
             read_iops: 1000,
             read_bw_bytes: 4_096_000,
@@ -391,7 +394,12 @@ describe("RunDetail header", () => {
     }));
     stubApi({
       "GET /api/v1/runs/r1": () => ({
-        body: { ...running, idle_s: 4, progress: { ...running.progress, samples } },
+        // the server's share: idle 4 s + half of a 2 s job = 5 of 4 + 2 + 4 = 10 s
+        body: {
+          ...running,
+          idle_s: 4,
+          progress: { ...running.progress, samples, run_percent: 50, run_eta_s: 5 },
+        },
       }),
       "GET /api/v1/runs/r1/system": () => ({ body: SYSTEM }),
       "GET /api/v1/runs/r1/series": () => ({ body: { run_id: "r1", jobs: [] } }),
@@ -401,7 +409,6 @@ describe("RunDetail header", () => {
     expect((await screen.findByTestId("run-phase", {}, { timeout: 5000 })).textContent).toBe(
       "job 1 of 1: rand4k",
     );
-    // idle 4 s + half of a 2 s job = 5 of 4 + 2 + 4 = 10 s
     expect(screen.getByRole("progressbar").getAttribute("aria-valuenow")).toBe("50");
     expect(screen.getByTestId("run-eta").textContent).toContain("about 5 s left");
     expect(
@@ -435,7 +442,7 @@ describe("RunDetail header", () => {
         const since = Number(new URL(req.url).searchParams.get("since_t_s"));
         const progress = running.progress && {
           ...running.progress,
-          percent: 50 + polls,
+          run_percent: 50 + polls,
           samples: [sample(since)],
         };
         return {

@@ -233,7 +233,7 @@ describe("runs page filters", () => {
 });
 
 describe("runs list rows", () => {
-  it("shows a running run's progress as its page does: the whole run's, not the job's", async () => {
+  it("shows a running run's progress as its page does: the server's whole-run share, not the job's", async () => {
     const job = { name: "j", rw: "read", runtime_s: 10, ramp_time_s: 0 };
     const busy = run("r1", {
       status: "running",
@@ -243,6 +243,9 @@ describe("runs list rows", () => {
         job_name: "j",
         phase: "job",
         percent: 50,
+        run_percent: 37.5,
+        run_eta_s: 25,
+        run_eta_at_least: false,
         elapsed_ns: 5e9,
         read_iops: 1,
         read_bw_bytes: 1,

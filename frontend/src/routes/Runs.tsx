@@ -6,7 +6,6 @@ import { TierBadge } from "../components/Energy/TierBadge";
 import { QueryState } from "../components/QueryState";
 import { OriginBadge } from "../components/Run/OriginBadge";
 import { ProgressBar } from "../components/Run/ProgressBar";
-import { heldPercent, runProgress } from "../components/Run/progress";
 import { RunFilterBar } from "../components/Run/RunFilterBar";
 import { TagChips } from "../components/Run/RunTags";
 import { StatusBadge } from "../components/Run/StatusBadge";
@@ -38,16 +37,14 @@ function duration(r: RunRead): string {
   return formatSeconds((end - Date.parse(r.started_at)) / 1000);
 }
 
-/** How many runs match as the list counts them: exact, or "1,000+" when more match than the server
- * counts (it stops at the page's offset + 1,000: an exact count at a million runs costs seconds). */
-/** A running run's share done, as its page shows it: the report's own percent is the current
- * job's (a run in the 5th of its 80 jobs read 87 % here and 6 % on its page); a run without job
- * specs (a file or database workload) has only the report's. */
+/** A running run's share done, as its page shows it: the server's whole-run share (the report's own
+ * percent is the current job's: a run in the 5th of its 80 jobs read 87 % here and 6 % on its page). */
 function runPercent(r: RunRead): number {
-  if (!r.workload.jobs?.length) return heldPercent(r.id, r.progress?.percent ?? 0);
-  return heldPercent(r.id, runProgress(r)?.percent ?? 0);
+  return r.progress?.run_percent ?? 0;
 }
 
+/** How many runs match as the list counts them: exact, or "1,000+" when more match than the server
+ * counts (it stops at the page's offset + 1,000: an exact count at a million runs costs seconds). */
 export function matchCount(page: { total: number; total_exact: boolean }): string {
   return `${page.total.toLocaleString("en")}${page.total_exact === false ? "+" : ""}`;
 }

@@ -1,6 +1,5 @@
 import { cleanup, configure } from "@testing-library/react";
 import { afterEach } from "vitest";
-import { forgetShownProgress } from "../components/Run/progress";
 
 // findBy*/waitFor wait for what a test names, never for a time: their default 1 s window was a
 // deadline on a loaded machine (`make test` runs vitest beside four pytest processes on two cores),
@@ -12,5 +11,4 @@ configure({ asyncUtilTimeout: 15_000 });
 afterEach(() => {
   cleanup();
   localStorage.clear();
-  forgetShownProgress();
 });

@@ -3,7 +3,7 @@ import type { components } from "../../client/schema";
 import type { RunRead, SeriesPoint } from "../../client/types";
 import { formatIops, formatNs, formatSeconds, formatThroughput } from "../../lib/format";
 import { ProgressBar } from "./ProgressBar";
-import { heldPercent, runProgress } from "./progress";
+import { runProgress } from "./progress";
 import { ThroughputChart } from "./ThroughputChart";
 
 type Sample = components["schemas"]["ProgressSample"];
@@ -48,7 +48,7 @@ export function LiveProgress({ run }: { run: RunRead }) {
           )}
         </span>
       </div>
-      <ProgressBar percent={heldPercent(run.id, view.percent)} label="the run's progress" />
+      <ProgressBar percent={view.percent} label="the run's progress" />
       <LiveChart samples={p.samples} />
     </div>
   );
