@@ -15,6 +15,16 @@ def get(session: Session, run_id: uuid.UUID) -> RunResult | None:
     return session.get(RunResult, run_id)
 
 
+def upload_id_of(session: Session, run_id: uuid.UUID) -> uuid.UUID | None:
+    """The upload id of the result stored for the run (None: none yet), without loading the row.
+    A statement of its own after the run's lock is held, never a column of the locking read: in
+    READ COMMITTED a `SELECT ... FOR UPDATE` that waited for the lock sees the run's new version
+    but reads everything else from the snapshot it took before waiting, so a subquery there misses
+    the result the concurrent upload that held the lock just committed (tests/faults scenario 8:
+    the same upload id sent eight times at once answered 409 instead of 200 "duplicate")."""
+    return session.scalar(select(RunResult.upload_id).where(RunResult.run_id == run_id))
+
+
 def add(session: Session, result: RunResult, jobs: list[ResultJob], points: list[dict[str, Any]]) -> None:
     """The result, its job rows and its series points (one multi-row insert)."""
     session.add(result)

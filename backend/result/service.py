@@ -38,9 +38,8 @@ def store(
     session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, body: ResultUpload
 ) -> ResultStored:
     """Idempotent by upload_id: a retried upload answers 200 with the stored result."""
-    run, stored_upload = run_service.leased_run_and_upload(
-        session, principal=principal, run_id=run_id, lease_id=body.lease_id
-    )
+    run = run_service.leased_run(session, principal=principal, run_id=run_id, lease_id=body.lease_id)
+    stored_upload = repository.upload_id_of(session, run_id)  # after the lock: see upload_id_of
     if stored_upload is not None:
         if stored_upload == body.upload_id:
             return ResultStored(run_id=run_id, upload_id=body.upload_id, status=run.status, duplicate=True)

@@ -34,7 +34,6 @@ from backend.models import (
     Device,
     ResultJob,
     Run,
-    RunResult,
     RunStatus,
     RunTag,
     RunTarget,
@@ -81,18 +80,6 @@ def live_in_teams(
 
 def get_for_agent(session: Session, run_id: uuid.UUID, agent_id: uuid.UUID) -> Run | None:
     return session.scalar(select(Run).where(Run.id == run_id, Run.agent_id == agent_id).with_for_update())
-
-
-def get_for_agent_with_upload(
-    session: Session, run_id: uuid.UUID, agent_id: uuid.UUID
-) -> tuple[Run | None, uuid.UUID | None]:
-    """`get_for_agent` and the upload id of the result stored for the run, if any, in one statement
-    (the result upload asks both: a second round trip was ~1 ms of its CPU)."""
-    upload = select(RunResult.upload_id).where(RunResult.run_id == Run.id).scalar_subquery()
-    row = session.execute(
-        select(Run, upload).where(Run.id == run_id, Run.agent_id == agent_id).with_for_update(of=Run)
-    ).first()
-    return (row[0], row[1]) if row is not None else (None, None)
 
 
 def queued_locked(session: Session, run_id: uuid.UUID) -> Run | None:

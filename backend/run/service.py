@@ -1089,14 +1089,6 @@ def leased_run(session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID
     return _leased(repository.get_for_agent(session, run_id, principal.agent_id), lease_id)
 
 
-def leased_run_and_upload(
-    session: Session, *, principal: AgentPrincipal, run_id: uuid.UUID, lease_id: uuid.UUID
-) -> tuple[Run, uuid.UUID | None]:
-    """`leased_run` and the upload id of the result already stored for it (None: none yet)."""
-    run, upload_id = repository.get_for_agent_with_upload(session, run_id, principal.agent_id)
-    return _leased(run, lease_id), upload_id
-
-
 def _leased(run: Run | None, lease_id: uuid.UUID) -> Run:
     if run is None:
         raise NotFound("run not found for this agent")

@@ -97,10 +97,15 @@ def test_a_late_result_for_a_reaped_run_is_kept_not_duplicated(
     with captured_sql(connection) as statements:
         assert client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers).status_code == 201
     assert client.get(f"/api/v1/runs/{run.id}", headers=u.headers).json()["status"] == "succeeded"
-    # the run and whether a result is stored for it in one statement; its targets read once
-    # (docs/benchmarks.md § Session 28)
+    # whether a result is stored: its upload id alone (not the stored row), read after the run's lock
+    # in a statement of its own (result/repository.py upload_id_of: a column of the locking read
+    # would miss a concurrent upload's result); the run's targets read once (docs/benchmarks.md
+    # § Session 28)
     reads = [s for s in statements if s.startswith("SELECT")]
-    assert not any(s.startswith("SELECT RUN_RESULTS") for s in reads), [s[:100] for s in reads]
+    locked = next(i for i, s in enumerate(reads) if "FROM RUNS" in s and "FOR UPDATE" in s)
+    stored = [i for i, s in enumerate(reads) if s.startswith("SELECT RUN_RESULTS.UPLOAD_ID")]
+    assert stored and stored[0] > locked and "RUN_RESULTS" not in reads[locked], [s[:100] for s in reads]
+    assert not any(s.startswith("SELECT RUN_RESULTS.RUN_ID") for s in reads), [s[:100] for s in reads]
     assert sum("FROM RUN_TARGETS" in s for s in reads) == 1, [s[:100] for s in reads]
     again = client.put(f"/api/v1/runs/{run.id}/result", json=up, headers=a.headers)
     assert again.status_code == 200 and again.json()["duplicate"] is True
