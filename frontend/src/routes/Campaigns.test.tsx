@@ -527,6 +527,10 @@ describe("campaigns", () => {
     );
     const detail = await screen.findByTestId("campaign-detail");
     expect(within(detail).getByTestId("campaign-counts").textContent).toContain("2 queued");
+    // the finished runs as a count (the bar beside it shows the share), and the runs table in a
+    // box of its own that scrolls sideways on a phone instead of running past the page's edge
+    expect(detail.textContent).toContain("1 of 4 runs finished");
+    expect(within(detail).getByTestId("campaign-runs").closest(".table-scroll")).not.toBeNull();
     // lands on the comparison by target (two directories on one disk stay two columns)
     await waitFor(
       () =>

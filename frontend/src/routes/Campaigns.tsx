@@ -27,6 +27,7 @@ import {
   WhenFields,
 } from "../components/Schedule/ScheduleFields";
 import { ScheduleList } from "../components/Schedule/ScheduleList";
+import { ScrollBox } from "../components/ScrollBox";
 import { ShareButton } from "../components/Share/ShareButton";
 import { TeamChip } from "../components/Team/TeamChip";
 import { fileWrites, isFileKind, kindOf, specOf } from "../lib/fileWorkload";
@@ -51,10 +52,14 @@ import { createSchedule, schedulesQuery } from "../queries/schedules";
 import { workloadsQuery } from "../queries/workloads";
 
 /** Finished runs / all runs of a campaign, in percent. */
+/** How many of the campaign's runs have ended (succeeded, failed or cancelled). */
+export function campaignDone(c: Pick<CampaignRead, "counts">): number {
+  return FINAL_STATUSES.reduce((n, s) => n + (c.counts[s] ?? 0), 0);
+}
+
 export function campaignPercent(c: Pick<CampaignRead, "counts" | "run_ids">): number {
   if (c.run_ids.length === 0) return 0;
-  const done = FINAL_STATUSES.reduce((n, s) => n + (c.counts[s] ?? 0), 0);
-  return Math.round((100 * done) / c.run_ids.length);
+  return Math.round((100 * campaignDone(c)) / c.run_ids.length);
 }
 
 function Counts({ c }: { c: CampaignRead }) {
@@ -821,7 +826,7 @@ export function CampaignDetail() {
       <div className="card">
         <ProgressBar percent={campaignPercent(c)} label={`${c.name}: runs done`} />
         <p>
-          {campaignPercent(c)} % of {c.run_ids.length} runs finished ({c.repeats}{" "}
+          {campaignDone(c)} of {c.run_ids.length} runs finished ({c.repeats}{" "}
           {c.repeats === 1 ? "repeat" : "repeats"} per target) · <Counts c={c} />
         </p>
         {!c.done && (
@@ -848,31 +853,33 @@ export function CampaignDetail() {
           </details>
         )}
       </div>
-      <table className="table compact" data-testid="campaign-runs">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>Run</th>
-            <th>Status</th>
-            <th>Target</th>
-          </tr>
-        </thead>
-        <tbody>
-          {c.run_ids.map((rid, i) => {
-            const r = byId.get(rid);
-            return (
-              <tr key={rid}>
-                <td>{i + 1}</td>
-                <td>
-                  <Link to={`/runs/${rid}`}>{r?.name || rid.slice(0, 8)}</Link>
-                </td>
-                <td>{r ? <StatusBadge status={r.status} /> : "—"}</td>
-                <td className="mono small">{r ? `${r.agent_name}:${r.target_path}` : ""}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <ScrollBox label="Campaign runs">
+        <table className="table compact" data-testid="campaign-runs">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>Run</th>
+              <th>Status</th>
+              <th>Target</th>
+            </tr>
+          </thead>
+          <tbody>
+            {c.run_ids.map((rid, i) => {
+              const r = byId.get(rid);
+              return (
+                <tr key={rid}>
+                  <td>{i + 1}</td>
+                  <td>
+                    <Link to={`/runs/${rid}`}>{r?.name || rid.slice(0, 8)}</Link>
+                  </td>
+                  <td>{r ? <StatusBadge status={r.status} /> : "—"}</td>
+                  <td className="mono small">{r ? `${r.agent_name}:${r.target_path}` : ""}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </ScrollBox>
       <CommentThread kind="campaign" targetKey={c.id} teamIds={[c.team_id]} />
     </section>
   );
